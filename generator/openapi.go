@@ -1,0 +1,337 @@
+package generator
+
+import (
+	"fmt"
+
+	"github.com/certbank/certbank"
+)
+
+// obj is a JSON object in the OpenAPI document; encoding/json writes map
+// keys sorted, so the bytes are deterministic.
+type obj = map[string]any
+
+func ref(name string) obj { return obj{"$ref": "#/components/schemas/" + name} }
+
+func errResponse(desc string, codes ...string) obj {
+	schema := obj{"allOf": []any{ref("Error")}}
+	if len(codes) > 0 {
+		schema = obj{"allOf": []any{ref("Error"), obj{"properties": obj{"code": obj{"enum": codes}}}}}
+	}
+	return obj{"description": desc, "content": obj{"application/json": obj{"schema": schema}}}
+}
+
+func jsonResponse(desc string, schema obj) obj {
+	return obj{"description": desc, "content": obj{"application/json": obj{"schema": schema}}}
+}
+
+func queryParam(name, desc string, required bool, schema obj) obj {
+	return obj{"name": name, "in": "query", "required": required, "description": desc, "schema": schema}
+}
+
+func headerParam(name, desc string) obj {
+	return obj{"name": name, "in": "header", "required": false, "description": desc, "schema": obj{"type": "string"}}
+}
+
+var rateHeaders = obj{
+	"RateLimit-Limit":     obj{"description": "Requests allowed in the current minute.", "schema": obj{"type": "integer"}},
+	"RateLimit-Remaining": obj{"description": "Requests left in the current minute.", "schema": obj{"type": "integer"}},
+	"RateLimit-Reset":     obj{"description": "Seconds until the minute window resets.", "schema": obj{"type": "integer"}},
+}
+
+func openAPI(m *model) obj {
+	s := m.Site
+	slugs := make([]string, len(m.Certs))
+	providers := []string{}
+	seenProv := map[string]bool{}
+	for i, c := range m.Certs {
+		slugs[i] = c.Cert.Slug
+		if !seenProv[c.Cert.Provider] {
+			seenProv[c.Cert.Provider] = true
+			providers = append(providers, c.Cert.Provider)
+		}
+	}
+	limits := []any{}
+	var prices []obj
+	for _, e := range s.Pricing.Entries {
+		limits = append(limits, e.Questions)
+		with, _ := s.Pricing.Price(e.Questions, true)
+		without, _ := s.Pricing.Price(e.Questions, false)
+		prices = append(prices, obj{"questions": e.Questions, "include_answer_true": with.Atomic(), "include_answer_false": without.Atomic()})
+	}
+	tierMax := 0
+	for _, t := range s.Tiers {
+		tierMax = max(tierMax, t.MaxLimit)
+	}
+	certParam := func(required bool) obj {
+		return queryParam("certification", "Certification slug.", required, obj{"type": "string", "enum": slugs})
+	}
+	diffParam := queryParam("difficulty", "Only questions of this difficulty.", false, obj{"type": "string", "enum": []string{"easy", "medium", "hard"}})
+	includeParam := queryParam("include_answer", "Include the correct answer and explanation (false gives quiz mode).", false, obj{"type": "boolean", "default": false})
+
+	keyedQuestions := func(opID string) obj {
+		return obj{"get": obj{
+			"operationId": opID,
+			"summary":     "Get practice questions with an API key",
+			"description": "Randomized questions with filters and quiz mode, counted against the key's tier: requests per minute, per calendar month (UTC) and unique questions. When the unique-question limit is reached the key is served only questions it has seen before. Sequential pagination (random=false with page or cursor) is Enterprise only.",
+			"tags":        []string{"API key"},
+			"security":    []obj{{"ApiKey": []string{}}},
+			"parameters": []obj{
+				certParam(false), diffParam,
+				queryParam("domain", "Only questions of this exam domain (exact name, see the certifications endpoint).", false, obj{"type": "string"}),
+				queryParam("limit", fmt.Sprintf("Questions per request, 1 to the tier's maximum (Free %d, up to %d).", tierLimit(s, certbank.TierFree), tierMax), false, obj{"type": "integer", "minimum": 1, "maximum": tierMax, "default": 10}),
+				queryParam("random", "Randomize the order (default). false gives a stable order and needs the Enterprise tier.", false, obj{"type": "boolean", "default": true}),
+				includeParam,
+				queryParam("page", "Page number for random=false (Enterprise), starting at 1.", false, obj{"type": "integer", "minimum": 1}),
+				queryParam("cursor", "Opaque cursor from meta.next_cursor for random=false (Enterprise).", false, obj{"type": "string"}),
+			},
+			"responses": obj{
+				"200": obj{"description": "Questions and accounting.", "headers": rateHeaders, "content": obj{"application/json": obj{"schema": ref("QuestionsResponse")}}},
+				"400": errResponse("A parameter is missing or invalid; the message names it and the allowed values.", "INVALID_PARAMS"),
+				"401": errResponse("Missing, malformed, unknown or revoked API key.", "UNAUTHORIZED"),
+				"403": errResponse("The feature needs a higher tier.", "TIER_REQUIRED"),
+				"429": obj{"description": "Rate or monthly limit exceeded.", "headers": obj{"Retry-After": obj{"description": "Seconds to wait.", "schema": obj{"type": "integer"}}}, "content": obj{"application/json": obj{"schema": ref("Error")}}},
+				"500": errResponse("Server error.", "INTERNAL"),
+				"503": errResponse("The store is unavailable; retry later. The request was not counted.", "UNAVAILABLE"),
+			},
+		}}
+	}
+	keyedCerts := func(opID string) obj {
+		return obj{"get": obj{
+			"operationId": opID,
+			"summary":     "List certifications with question counts",
+			"tags":        []string{"API key"},
+			"security":    []obj{{"ApiKey": []string{}}},
+			"parameters":  []obj{queryParam("provider", "Only this provider.", false, obj{"type": "string", "enum": providers})},
+			"responses": obj{
+				"200": jsonResponse("Certifications.", ref("CertificationsResponse")),
+				"400": errResponse("Unknown provider.", "INVALID_PARAMS"),
+				"401": errResponse("Missing, malformed, unknown or revoked API key.", "UNAUTHORIZED"),
+				"500": errResponse("Server error.", "INTERNAL"),
+			},
+		}}
+	}
+	keyedUsage := func(opID string) obj {
+		return obj{"get": obj{
+			"operationId": opID,
+			"summary":     "Current usage, limits and remaining quota of the key",
+			"tags":        []string{"API key"},
+			"security":    []obj{{"ApiKey": []string{}}},
+			"responses": obj{
+				"200": jsonResponse("Usage.", ref("Usage")),
+				"401": errResponse("Missing, malformed, unknown or revoked API key.", "UNAUTHORIZED"),
+				"500": errResponse("Server error.", "INTERNAL"),
+				"503": errResponse("The store is unavailable.", "UNAVAILABLE"),
+			},
+		}}
+	}
+
+	paths := obj{
+		"/api/v1/x402": obj{"get": obj{
+			"operationId": "getX402Questions",
+			"summary":     "Get practice questions via x402 payment",
+			"description": "No key, no account. Call without payment to receive 402 with the payment requirements (x402 v1 JSON body and v2 PAYMENT-REQUIRED header); pay USDC with an EIP-3009 authorization for the exact amount and retry the identical request with X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2). A filter that matches fewer questions than limit is refused with 400 before any payment.",
+			"tags":        []string{"x402"},
+			"parameters": []obj{
+				certParam(true),
+				queryParam("limit", "Number of questions.", true, obj{"type": "integer", "enum": limits}),
+				diffParam, includeParam,
+				headerParam("X-PAYMENT", "x402 v1 payment payload, base64 of JSON."),
+				headerParam("PAYMENT-SIGNATURE", "x402 v2 payment payload, base64 of JSON."),
+			},
+			"x-payment-info": obj{
+				"protocols": []string{"x402"}, "x402Versions": []int{1, 2}, "scheme": "exact",
+				"network": m.Network.Name, "networkV2": m.Network.CAIP2, "asset": m.Network.Asset,
+				"payTo": s.Payment.PayTo, "currency": "USDC", "decimals": 6, "prices": prices,
+				"discovery": s.BaseURL + "/.well-known/x402.json",
+			},
+			"responses": obj{
+				"200": obj{"description": "Paid questions.", "headers": obj{
+					"X-PAYMENT-RESPONSE": obj{"description": "x402 v1 settlement response, base64 of JSON.", "schema": obj{"type": "string"}},
+					"PAYMENT-RESPONSE":   obj{"description": "x402 v2 settlement response, base64 of JSON.", "schema": obj{"type": "string"}},
+				}, "content": obj{"application/json": obj{"schema": ref("X402Success")}}},
+				"400": errResponse("Missing or invalid parameters.", "INVALID_PARAMS"),
+				"402": obj{"description": "Payment required, or the payment was refused (the reason is in error).", "headers": obj{
+					"PAYMENT-REQUIRED": obj{"description": "x402 v2 PaymentRequired, base64 of JSON.", "schema": obj{"type": "string"}},
+				}, "content": obj{"application/json": obj{"schema": ref("PaymentRequired")}}},
+				"500": errResponse("Internal error.", "INTERNAL"),
+				"503": errResponse("The chain or store is unavailable; nothing was charged.", "UNAVAILABLE"),
+			},
+		}},
+		"/api/v1/questions":                 keyedQuestions("getQuestions"),
+		"/functions/v1/api-v1-questions":    keyedQuestions("getQuestionsFunctions"),
+		"/api/v1/certifications":            keyedCerts("listCertifications"),
+		"/functions/v1/api-v1-certifications": keyedCerts("listCertificationsFunctions"),
+		"/api/v1/usage":                     keyedUsage("getUsage"),
+		"/functions/v1/api-v1-usage":        keyedUsage("getUsageFunctions"),
+		"/api/v1/signup": obj{"post": obj{
+			"operationId": "signup",
+			"summary":     "Create a Free API key",
+			"description": "Returns the key once; only its hash is stored. One active key per email. Rate-limited per client address.",
+			"tags":        []string{"API key"},
+			"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": ref("SignupRequest")}}},
+			"responses": obj{
+				"201": jsonResponse("The new key, shown once.", ref("SignupResponse")),
+				"400": errResponse("Invalid name or email, or a malformed body.", "INVALID_PARAMS"),
+				"409": errResponse("This email already has an active key.", "CONFLICT"),
+				"429": errResponse("Too many signups from this address.", "RATE_LIMITED"),
+				"500": errResponse("Server error.", "INTERNAL"),
+			},
+		}},
+		"/api/v1/export": obj{"get": obj{
+			"operationId": "exportCertification",
+			"summary":     "Bulk export of one certification as NDJSON (Enterprise)",
+			"tags":        []string{"API key"},
+			"security":    []obj{{"ApiKey": []string{}}},
+			"parameters":  []obj{certParam(true), includeParam},
+			"responses": obj{
+				"200": obj{"description": "One question per line, in a stable order.", "content": obj{"application/x-ndjson": obj{"schema": ref("KeyQuestion")}}},
+				"400": errResponse("Missing or invalid parameters.", "INVALID_PARAMS"),
+				"401": errResponse("Missing, malformed, unknown or revoked API key.", "UNAUTHORIZED"),
+				"403": errResponse("Bulk export needs the Enterprise tier.", "TIER_REQUIRED"),
+				"429": errResponse("Rate or monthly limit exceeded.", "RATE_LIMITED", "MONTHLY_LIMIT_EXCEEDED"),
+				"500": errResponse("Server error.", "INTERNAL"),
+			},
+		}},
+		"/api/{slug}/questions-free.json": obj{"get": obj{
+			"operationId": "getFreeSample",
+			"summary":     "Free sample feed of about 20 questions with answers (static, no key)",
+			"tags":        []string{"Free"},
+			"parameters":  []obj{{"name": "slug", "in": "path", "required": true, "schema": obj{"type": "string", "enum": slugs}}},
+			"responses":   obj{"200": jsonResponse("The free sample.", ref("FreeFeed")), "404": obj{"description": "Unknown certification."}},
+		}},
+		"/api/mcp": obj{"post": obj{
+			"operationId": "mcp",
+			"summary":     "MCP endpoint (Streamable HTTP, stateless, JSON responses)",
+			"description": "Model Context Protocol over Streamable HTTP (revisions 2025-11-25 and 2026-07-28). Optional x-api-key header. See /.well-known/mcp/server-card.json.",
+			"tags":        []string{"MCP"},
+			"parameters":  []obj{headerParam("x-api-key", "Optional API key.")},
+			"requestBody": obj{"required": true, "content": obj{"application/json": obj{"schema": obj{"type": "object", "description": "A JSON-RPC 2.0 message."}}}},
+			"responses": obj{
+				"200": obj{"description": "JSON-RPC response.", "content": obj{"application/json": obj{"schema": obj{"type": "object"}}}},
+				"202": obj{"description": "Notification accepted."},
+				"400": obj{"description": "Malformed request or protocol header mismatch."},
+				"401": errResponse("Unknown or revoked API key.", "UNAUTHORIZED"),
+				"403": obj{"description": "Foreign Origin."},
+			},
+		}},
+	}
+
+	question := obj{"type": "object", "required": []string{"id", "question", "options", "difficulty", "domain"}, "properties": obj{
+		"id": obj{"type": "string"}, "question": obj{"type": "string"}, "options": ref("Options"),
+		"difficulty":  obj{"type": "string", "enum": []string{"easy", "medium", "hard"}},
+		"domain":      obj{"type": "string"},
+		"answer":      obj{"type": []string{"string", "null"}, "enum": []any{"A", "B", "C", "D", nil}, "description": "Present only when include_answer=true."},
+		"explanation": obj{"type": []string{"string", "null"}, "description": "Present only when include_answer=true."},
+	}}
+	limitObj := obj{"type": "object", "required": []string{"limit", "used", "remaining"}, "properties": obj{
+		"limit": obj{"type": []string{"integer", "null"}, "description": "null when unlimited"}, "used": obj{"type": "integer"},
+		"remaining": obj{"type": []string{"integer", "null"}}, "resets_at": obj{"type": "string", "format": "date-time"},
+	}}
+	schemas := obj{
+		"Error": obj{"type": "object", "required": []string{"error", "code"}, "properties": obj{
+			"error": obj{"type": "string", "description": "What went wrong and what to do."},
+			"code":  obj{"type": "string", "enum": []string{"INVALID_PARAMS", "UNAUTHORIZED", "TIER_REQUIRED", "NOT_FOUND", "CONFLICT", "RATE_LIMITED", "MONTHLY_LIMIT_EXCEEDED", "UNAVAILABLE", "INTERNAL"}},
+		}},
+		"Options": obj{"type": "object", "required": []string{"A", "B", "C", "D"}, "additionalProperties": false, "properties": obj{
+			"A": obj{"type": "string"}, "B": obj{"type": "string"}, "C": obj{"type": "string"}, "D": obj{"type": "string"},
+		}},
+		"X402Question": question,
+		"X402Success": obj{"type": "object", "required": []string{"meta", "questions"}, "properties": obj{
+			"meta": obj{"type": "object", "required": []string{"certification", "limit", "difficulty", "include_answer", "payment_verified", "price_paid_usdc"}, "properties": obj{
+				"certification": obj{"type": "string"}, "limit": obj{"type": "integer"},
+				"difficulty": obj{"type": []string{"string", "null"}}, "include_answer": obj{"type": "boolean"},
+				"payment_verified": obj{"type": "boolean"}, "price_paid_usdc": obj{"type": "string", "examples": []string{"0.01"}},
+			}},
+			"questions": obj{"type": "array", "items": ref("X402Question")},
+		}},
+		"PaymentRequirements": obj{"type": "object", "required": []string{"scheme", "network", "maxAmountRequired", "resource", "description", "mimeType", "payTo", "maxTimeoutSeconds", "asset", "extra"}, "properties": obj{
+			"scheme": obj{"type": "string", "const": "exact"}, "network": obj{"type": "string", "examples": []string{m.Network.Name}},
+			"maxAmountRequired": obj{"type": "string", "description": "Atomic USDC units (6 decimals)."},
+			"resource": obj{"type": "string", "format": "uri"}, "description": obj{"type": "string"},
+			"mimeType": obj{"type": "string"}, "payTo": obj{"type": "string"}, "maxTimeoutSeconds": obj{"type": "integer"},
+			"asset": obj{"type": "string"},
+			"extra": obj{"type": "object", "properties": obj{"name": obj{"type": "string"}, "version": obj{"type": "string"}}},
+		}},
+		"PaymentRequired": obj{"type": "object", "required": []string{"x402Version", "error", "accepts"}, "properties": obj{
+			"x402Version": obj{"type": "integer", "const": 1}, "error": obj{"type": "string"},
+			"accepts": obj{"type": "array", "items": ref("PaymentRequirements")},
+		}},
+		"KeyQuestion": obj{"type": "object", "required": []string{"id", "question", "options", "difficulty", "domain", "certification"}, "properties": obj{
+			"id": obj{"type": "string"}, "question": obj{"type": "string"}, "options": ref("Options"),
+			"difficulty": obj{"type": "string", "enum": []string{"easy", "medium", "hard"}}, "domain": obj{"type": "string"},
+			"certification": obj{"type": "object", "required": []string{"name", "slug", "provider"}, "properties": obj{
+				"name": obj{"type": "string"}, "slug": obj{"type": "string"}, "provider": obj{"type": "string"},
+			}},
+			"correct_answer": obj{"type": "string", "enum": []string{"A", "B", "C", "D"}, "description": "Omitted in quiz mode."},
+			"explanation":    obj{"type": "string", "description": "Omitted in quiz mode."},
+		}},
+		"QuestionsResponse": obj{"type": "object", "required": []string{"data", "meta"}, "properties": obj{
+			"data": obj{"type": "array", "items": ref("KeyQuestion")},
+			"meta": obj{"type": "object", "required": []string{"total_available", "returned", "limit", "random", "unique_questions"}, "properties": obj{
+				"total_available": obj{"type": "integer"}, "returned": obj{"type": "integer"}, "limit": obj{"type": "integer"},
+				"random": obj{"type": "boolean"},
+				"unique_questions": obj{"type": "object", "required": []string{"limit", "used", "remaining"}, "properties": obj{
+					"limit": obj{"type": "integer"}, "used": obj{"type": "integer"}, "remaining": obj{"type": "integer"},
+				}},
+				"page": obj{"type": "integer"}, "next_cursor": obj{"type": "string"},
+			}},
+		}},
+		"Certification": obj{"type": "object", "required": []string{"slug", "name", "provider", "questions", "exam_status"}, "properties": obj{
+			"slug": obj{"type": "string"}, "name": obj{"type": "string"}, "provider": obj{"type": "string"},
+			"exam_code": obj{"type": "string"}, "exam_status": obj{"type": "string", "enum": []string{"current", "retiring"}},
+			"exam_note": obj{"type": "string"}, "questions": obj{"type": "integer"},
+			"difficulty": obj{"type": "object", "properties": obj{"easy": obj{"type": "integer"}, "medium": obj{"type": "integer"}, "hard": obj{"type": "integer"}}},
+			"domains": obj{"type": "array", "items": obj{"type": "object", "properties": obj{"name": obj{"type": "string"}, "weight": obj{"type": "integer"}, "questions": obj{"type": "integer"}}}},
+		}},
+		"CertificationsResponse": obj{"type": "object", "required": []string{"data", "meta"}, "properties": obj{
+			"data": obj{"type": "array", "items": ref("Certification")},
+			"meta": obj{"type": "object", "properties": obj{"total": obj{"type": "integer"}, "total_questions": obj{"type": "integer"}}},
+		}},
+		"Usage": obj{"type": "object", "required": []string{"tier", "requests", "unique_questions"}, "properties": obj{
+			"key": obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "prefix": obj{"type": "string"}, "created_at": obj{"type": "string", "format": "date-time"}}},
+			"tier": obj{"type": "object", "properties": obj{"name": obj{"type": "string"}, "title": obj{"type": "string"}, "until": obj{"type": []string{"string", "null"}, "format": "date-time"}, "max_limit": obj{"type": "integer"}}},
+			"requests": obj{"type": "object", "properties": obj{"minute": limitObj, "month": limitObj}},
+			"unique_questions": obj{"type": "object", "required": []string{"limit", "used", "remaining"}, "properties": obj{
+				"limit": obj{"type": "integer"}, "used": obj{"type": "integer"}, "remaining": obj{"type": "integer"},
+			}},
+		}},
+		"SignupRequest": obj{"type": "object", "required": []string{"name", "email"}, "additionalProperties": false, "properties": obj{
+			"name": obj{"type": "string", "minLength": 1, "maxLength": 100}, "email": obj{"type": "string", "format": "email", "maxLength": 254},
+		}},
+		"SignupResponse": obj{"type": "object", "required": []string{"api_key", "tier", "limits"}, "properties": obj{
+			"api_key": obj{"type": "string", "description": "Shown once. Store it now."},
+			"key_id":  obj{"type": "string"}, "prefix": obj{"type": "string"}, "tier": obj{"type": "string"},
+			"limits": obj{"type": "object", "properties": obj{
+				"requests_per_minute": obj{"type": "integer"}, "requests_per_month": obj{"type": []string{"integer", "null"}},
+				"unique_questions": obj{"type": []string{"integer", "null"}}, "max_limit": obj{"type": "integer"},
+			}},
+			"message": obj{"type": "string"},
+		}},
+		"FreeFeed": obj{"type": "object", "required": []string{"certification", "generated", "count", "questions"}, "properties": obj{
+			"certification": obj{"type": "object"}, "generated": obj{"type": "string", "format": "date"},
+			"count": obj{"type": "integer"}, "questions": obj{"type": "array", "items": ref("X402Question")}, "more": obj{"type": "object"},
+		}},
+	}
+	servers := []obj{{"url": s.BaseURL, "description": "main site"}}
+	if s.FunctionsURL != s.BaseURL {
+		servers = append(servers, obj{"url": s.FunctionsURL, "description": "API-key functions host"})
+	}
+	return obj{
+		"openapi": "3.1.0",
+		"info": obj{
+			"title":       s.Name + " question API",
+			"version":     "1.0.0",
+			"description": s.Description,
+			"contact":     obj{"email": s.Contact, "url": s.BaseURL + "/developers/"},
+		},
+		"servers":    servers,
+		"tags":       []obj{{"name": "x402"}, {"name": "API key"}, {"name": "Free"}, {"name": "MCP"}},
+		"paths":      paths,
+		"components": obj{"schemas": schemas, "securitySchemes": obj{"ApiKey": obj{"type": "apiKey", "in": "header", "name": "x-api-key"}}},
+	}
+}
+
+func tierLimit(s certbank.Site, name string) int {
+	t, _ := s.Tier(name)
+	return t.MaxLimit
+}

@@ -1,0 +1,432 @@
+package generator
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"path"
+	"strings"
+	texttemplate "text/template"
+
+	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/templates"
+)
+
+// output is one file of the site: where it goes and how it is made. Every
+// output of the build is an entry of outputs(m), so adding a file is one
+// entry (and one template or document function).
+type output struct {
+	path   string
+	render func(r *renderer, m *model) ([]byte, error)
+}
+
+func outputs(m *model) []output {
+	jsonOut := func(p string, doc func(m *model) any) output {
+		return output{p, func(_ *renderer, m *model) ([]byte, error) { return jsonDoc(doc(m)) }}
+	}
+	outs := []output{
+		{"index.html", (*renderer).index},
+		{"404.html", (*renderer).notFound},
+		{"developers/index.html", (*renderer).developers},
+		jsonOut("catalog.json", func(m *model) any { return catalog(m) }),
+		jsonOut(".well-known/x402.json", func(m *model) any { return x402Doc(m) }),
+		jsonOut(".well-known/x402", func(m *model) any { return x402Doc(m) }),
+		jsonOut(".well-known/mcp/server-card.json", func(m *model) any { return card(m) }),
+		jsonOut("openapi.json", func(m *model) any { return openAPI(m) }),
+		jsonOut(".well-known/openapi.json", func(m *model) any { return openAPI(m) }),
+		{"robots.txt", func(r *renderer, m *model) ([]byte, error) { return r.text("robots.tmpl", m) }},
+		{"llms.txt", (*renderer).llms},
+		{"sitemap.xml", (*renderer).sitemap},
+	}
+	for _, c := range m.Certs {
+		c := c
+		outs = append(outs,
+			output{c.HubPath + "index.html", func(r *renderer, m *model) ([]byte, error) { return r.hub(m, c) }},
+			jsonOut(c.FeedPath, func(m *model) any { return feed(m, c) }),
+		)
+	}
+	for _, p := range providers(m) {
+		p := p
+		outs = append(outs, output{"providers/" + p.Slug + "/index.html", func(r *renderer, m *model) ([]byte, error) {
+			return r.list(m, "providers/"+p.Slug+"/", p.Name+" certifications", filterCerts(m, func(c *certStats) bool { return c.Cert.Provider == p.Name }))
+		}})
+	}
+	for _, st := range []certbank.ExamStatus{certbank.Current, certbank.Retiring} {
+		st := st
+		outs = append(outs, output{"status/" + string(st) + "/index.html", func(r *renderer, m *model) ([]byte, error) {
+			return r.list(m, "status/"+string(st)+"/", strings.ToUpper(string(st[:1]))+string(st[1:])+" exams", filterCerts(m, func(c *certStats) bool { return c.Cert.Status == st }))
+		}})
+	}
+	assets, _ := fs.Sub(templates.FS, "assets")
+	fs.WalkDir(assets, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		outs = append(outs, output{"assets/" + p, func(*renderer, *model) ([]byte, error) { return fs.ReadFile(assets, p) }})
+		return nil
+	})
+	return outs
+}
+
+type provider struct{ Slug, Name string }
+
+func providerSlug(name string) string { return strings.ToLower(strings.ReplaceAll(name, " ", "-")) }
+
+func providers(m *model) []provider {
+	seen := map[string]bool{}
+	var ps []provider
+	for _, c := range m.Certs {
+		if !seen[c.Cert.Provider] {
+			seen[c.Cert.Provider] = true
+			ps = append(ps, provider{providerSlug(c.Cert.Provider), c.Cert.Provider})
+		}
+	}
+	return ps
+}
+
+func filterCerts(m *model, keep func(*certStats) bool) []*certStats {
+	var out []*certStats
+	for _, c := range m.Certs {
+		if keep(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// renderer holds the parsed templates of one build.
+type renderer struct {
+	pages        map[string]*template.Template
+	texts        *texttemplate.Template
+	assetVersion string
+}
+
+func newRenderer() (*renderer, error) {
+	funcs := template.FuncMap{"providerSlug": providerSlug}
+	r := &renderer{pages: map[string]*template.Template{}}
+	for _, page := range []string{"index.html", "hub.html", "developers.html", "404.html", "list.html"} {
+		files := []string{"layout.html", page}
+		if page == "list.html" {
+			files = append(files, "index.html")
+		}
+		t := template.New(page).Funcs(funcs)
+		var err error
+		if page == "list.html" {
+			// list.html reuses index.html's "certlist" but has its own "content".
+			t, err = t.ParseFS(templates.FS, "layout.html", "index.html")
+			if err == nil {
+				t, err = t.ParseFS(templates.FS, "list.html")
+			}
+		} else {
+			t, err = t.ParseFS(templates.FS, files...)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("parse template %s: %w", page, err)
+		}
+		r.pages[page] = t
+	}
+	tt, err := texttemplate.New("text").ParseFS(templates.FS, "*.tmpl")
+	if err != nil {
+		return nil, fmt.Errorf("parse text templates: %w", err)
+	}
+	r.texts = tt
+	css, err := fs.ReadFile(templates.FS, "assets/site.css")
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(css)
+	r.assetVersion = hex.EncodeToString(sum[:4])
+	return r, nil
+}
+
+// pageView is what layout.html renders; Page is the page's own view model.
+type pageView struct {
+	Site         certbank.Site
+	Title        string
+	Description  string
+	Canonical    string
+	Nav          string
+	AssetVersion string
+	JSONLD       []template.JS
+	Scripts      []string
+	Prices       []priceRow
+	Page         any
+}
+
+type priceRow struct {
+	Questions     int
+	With, Without string
+}
+
+func (r *renderer) view(m *model, p string, title, desc, nav string, page any) pageView {
+	var prices []priceRow
+	for _, e := range m.Site.Pricing.Entries {
+		with, _ := m.Site.Pricing.Price(e.Questions, true)
+		without, _ := m.Site.Pricing.Price(e.Questions, false)
+		prices = append(prices, priceRow{e.Questions, with.String(), without.String()})
+	}
+	return pageView{
+		Site: m.Site, Title: title, Description: desc, Canonical: m.Site.BaseURL + "/" + p,
+		Nav: nav, AssetVersion: r.assetVersion, Prices: prices, Page: page,
+	}
+}
+
+func (r *renderer) html(page string, v pageView) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := r.pages[page].ExecuteTemplate(&buf, "layout", v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (r *renderer) text(name string, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := r.texts.ExecuteTemplate(&buf, name, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+type indexPage struct {
+	Total     int
+	Certs     []*certStats
+	Providers []provider
+}
+
+func (r *renderer) index(m *model) ([]byte, error) {
+	v := r.view(m, "", m.Site.Name+": IT certification practice questions",
+		fmt.Sprintf("Free, verified practice questions with explanations for %d IT certifications.", len(m.Certs)), "index",
+		indexPage{Total: m.Total, Certs: m.Certs, Providers: providers(m)})
+	v.Scripts = []string{"/assets/index.js?v=" + r.assetVersion}
+	return r.html("index.html", v)
+}
+
+type listPage struct {
+	Heading string
+	Certs   []*certStats
+}
+
+func (r *renderer) list(m *model, p, heading string, certs []*certStats) ([]byte, error) {
+	v := r.view(m, p, heading+" · "+m.Site.Name, heading+": practice questions with explanations.", "index", listPage{heading, certs})
+	return r.html("list.html", v)
+}
+
+func (r *renderer) notFound(m *model) ([]byte, error) {
+	v := r.view(m, "404.html", "Page not found · "+m.Site.Name, "This page does not exist.", "", nil)
+	return r.html("404.html", v)
+}
+
+type tierRow struct {
+	Title, Price, PerMonth, Unique, Extras string
+	PerMinute, MaxLimit                    int
+}
+
+type developersPage struct {
+	Example      string
+	Tiers        []tierRow
+	Tools        []cardTool
+	NetworkTitle string
+}
+
+func limitText(n int) string {
+	if n == certbank.Unlimited {
+		return "unlimited"
+	}
+	return fmt.Sprint(n)
+}
+
+func (r *renderer) developers(m *model) ([]byte, error) {
+	p := developersPage{Example: "vendorfour-security-plus", Tools: MCPTools, NetworkTitle: networkTitle(m.Network)}
+	if len(m.Certs) > 0 && m.Bank(p.Example) == nil {
+		p.Example = m.Certs[0].Cert.Slug
+	}
+	for _, t := range m.Site.Tiers {
+		var extras []string
+		if t.Pagination {
+			extras = append(extras, "pagination")
+		}
+		if t.BulkExport {
+			extras = append(extras, "bulk export")
+		}
+		p.Tiers = append(p.Tiers, tierRow{Title: t.Title, Price: t.Price, PerMinute: t.PerMinute, PerMonth: limitText(t.PerMonth),
+			Unique: limitText(t.UniqueQuestions), MaxLimit: t.MaxLimit, Extras: strings.Join(extras, ", ")})
+	}
+	v := r.view(m, "developers/", "Developers · "+m.Site.Name, "Free feeds, API keys, x402 pay-per-request and MCP access to certbank's practice questions.", "developers", p)
+	return r.html("developers.html", v)
+}
+
+// Bank returns the stats of the certification with the given slug, or nil.
+func (m *model) Bank(slug string) *certStats {
+	for _, c := range m.Certs {
+		if c.Cert.Slug == slug {
+			return c
+		}
+	}
+	return nil
+}
+
+type domainRow struct {
+	Name              string
+	Weight            int
+	Questions, Sample int
+}
+
+type hubPage struct {
+	Stats   *certStats
+	Domains []domainRow
+	Chart   template.HTML
+}
+
+func (r *renderer) hub(m *model, c *certStats) ([]byte, error) {
+	p := hubPage{Stats: c, Chart: difficultyChart(c)}
+	sampleBy := map[string]int{}
+	for _, q := range c.Sample {
+		sampleBy[q.Domain]++
+	}
+	for _, d := range c.Cert.Domains {
+		p.Domains = append(p.Domains, domainRow{d.Name, d.Weight, c.ByDomain[d.Name], sampleBy[d.Name]})
+	}
+	title := c.Cert.Name + " practice questions"
+	if c.Cert.ExamCode != "" {
+		title = c.Cert.Name + " (" + c.Cert.ExamCode + ") practice questions"
+	}
+	desc := fmt.Sprintf("%d free %s practice questions with explanations of every option; %d verified questions in all.", len(c.Sample), c.Cert.Name, len(c.Published))
+	v := r.view(m, c.HubPath, title+" · "+m.Site.Name, desc, "", p)
+	ld, err := hubJSONLD(m, c)
+	if err != nil {
+		return nil, err
+	}
+	v.JSONLD = []template.JS{ld}
+	v.Scripts = []string{"/assets/practice.js?v=" + r.assetVersion}
+	return r.html("hub.html", v)
+}
+
+// difficultyChart is an inline SVG bar chart of the difficulty mix of the
+// published questions, with its numbers in text for screen readers.
+func difficultyChart(c *certStats) template.HTML {
+	total := max(len(c.Published), 1)
+	var b strings.Builder
+	id := "chart-" + c.Cert.Slug
+	counts := []int{c.ByDiff[certbank.Easy], c.ByDiff[certbank.Medium], c.ByDiff[certbank.Hard]}
+	desc := fmt.Sprintf("Easy %d, medium %d, hard %d of %d questions.", counts[0], counts[1], counts[2], len(c.Published))
+	fmt.Fprintf(&b, `<svg class="chart" viewBox="0 0 420 110" role="img" aria-labelledby="%s-t %s-d"><title id="%s-t">Difficulty mix</title><desc id="%s-d">%s</desc>`, id, id, id, id, template.HTMLEscapeString(desc))
+	for i, name := range []string{"easy", "medium", "hard"} {
+		y := 8 + i*34
+		w := 260 * counts[i] / total
+		pct := 100 * counts[i] / total
+		fmt.Fprintf(&b, `<text x="0" y="%d">%s</text><rect class="bar-%s" x="70" y="%d" width="%d" height="22" rx="3"></rect><text x="%d" y="%d">%d (%d%%)</text>`,
+			y+16, strings.ToUpper(name[:1])+name[1:], name, y, max(w, 1), 78+w, y+16, counts[i], pct)
+	}
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+func hubJSONLD(m *model, c *certStats) (template.JS, error) {
+	type answer struct {
+		Type string `json:"@type"`
+		Text string `json:"text"`
+	}
+	type question struct {
+		Type            string   `json:"@type"`
+		Name            string   `json:"name"`
+		Text            string   `json:"text"`
+		EduLevel        string   `json:"educationalLevel"`
+		AcceptedAnswer  answerEx `json:"acceptedAnswer"`
+		SuggestedAnswer []answer `json:"suggestedAnswer"`
+	}
+	var qs []question
+	for _, q := range c.Sample {
+		var sugg []answer
+		for i, l := range certbank.Letters {
+			if l != q.Answer {
+				sugg = append(sugg, answer{"Answer", string(l) + ". " + q.Options[i]})
+			}
+		}
+		qs = append(qs, question{
+			Type: "Question", Name: truncate(q.Stem, 110), Text: q.Stem, EduLevel: string(q.Difficulty),
+			AcceptedAnswer:  answerEx{Type: "Answer", Text: string(q.Answer) + ". " + q.Options.Get(q.Answer), Comment: answerComment{"Comment", q.Explanation}},
+			SuggestedAnswer: sugg,
+		})
+	}
+	doc := map[string]any{
+		"@context":     "https://schema.org",
+		"@type":        "Quiz",
+		"name":         c.Cert.Name + " practice questions",
+		"url":          c.HubURL,
+		"about":        map[string]any{"@type": "Thing", "name": c.Cert.Name},
+		"educationalAlignment": []map[string]any{{
+			"@type": "AlignmentObject", "alignmentType": "educationalSubject",
+			"targetName": c.Cert.Name, "educationalFramework": c.Cert.Provider + " certification" + codeSuffix(c.Cert.ExamCode),
+			"targetUrl": c.HubURL,
+		}},
+		"provider":     map[string]any{"@type": "Organization", "name": m.Site.Name, "url": m.Site.BaseURL + "/"},
+		"hasPart":      qs,
+		"inLanguage":   "en",
+		"dateModified": m.Date,
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	return template.JS(data), nil
+}
+
+type answerEx struct {
+	Type    string        `json:"@type"`
+	Text    string        `json:"text"`
+	Comment answerComment `json:"comment"`
+}
+
+type answerComment struct {
+	Type string `json:"@type"`
+	Text string `json:"text"`
+}
+
+func codeSuffix(code string) string {
+	if code == "" {
+		return ""
+	}
+	return " " + code
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndex(s[:n], " ")
+	if cut < n/2 {
+		cut = n
+	}
+	return s[:cut] + "…"
+}
+
+func (r *renderer) llms(m *model) ([]byte, error) {
+	return r.text("llms.tmpl", struct {
+		*model
+		Quality string
+	}{m, qualityOf(m).Method + "."})
+}
+
+type sitemapURL struct{ Loc, LastMod string }
+
+func (r *renderer) sitemap(m *model) ([]byte, error) {
+	urls := []sitemapURL{{m.Site.BaseURL + "/", m.Date}, {m.Site.BaseURL + "/developers/", m.Date}}
+	for _, c := range m.Certs {
+		urls = append(urls, sitemapURL{c.HubURL, m.Date})
+	}
+	for _, p := range providers(m) {
+		urls = append(urls, sitemapURL{m.Site.BaseURL + "/providers/" + p.Slug + "/", m.Date})
+	}
+	for _, st := range []string{"current", "retiring"} {
+		urls = append(urls, sitemapURL{m.Site.BaseURL + "/status/" + st + "/", m.Date})
+	}
+	return r.text("sitemap.tmpl", struct {
+		URLs []sitemapURL
+	}{urls})
+}
+
+var _ = path.Join

@@ -1,0 +1,79 @@
+package generator
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Write puts the output in place: every public file under publicDir and the
+// bank bundle at bankPath. Files are first written to a staging directory
+// beside publicDir, which then replaces publicDir in one rename, so a failed
+// build never leaves a half-written site. bankPath must be outside
+// publicDir: the bundle holds every answer.
+func (o *Output) Write(publicDir, bankPath string) error {
+	pub, err := filepath.Abs(publicDir)
+	if err != nil {
+		return err
+	}
+	bank, err := filepath.Abs(bankPath)
+	if err != nil {
+		return err
+	}
+	if rel, err := filepath.Rel(pub, bank); err == nil && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../") {
+		return fmt.Errorf("the bank bundle %s must not be inside the public directory %s: it holds every answer", bankPath, publicDir)
+	}
+	parent := filepath.Dir(pub)
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return err
+	}
+	stage, err := os.MkdirTemp(parent, "."+filepath.Base(pub)+".staging-")
+	if err != nil {
+		return fmt.Errorf("create staging directory: %w", err)
+	}
+	defer os.RemoveAll(stage)
+	for _, p := range o.Paths() {
+		dst := filepath.Join(stage, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(dst, o.Files[p], 0o644); err != nil {
+			return fmt.Errorf("write %s: %w", p, err)
+		}
+	}
+	if err := os.Chmod(stage, 0o755); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(bank), 0o755); err != nil {
+		return err
+	}
+	tmpBank := bank + ".tmp"
+	if err := os.WriteFile(tmpBank, o.BankJSON, 0o600); err != nil {
+		return fmt.Errorf("write bank bundle: %w", err)
+	}
+	defer os.Remove(tmpBank)
+
+	old := ""
+	if _, err := os.Stat(pub); err == nil {
+		old = stage + ".old"
+		if err := os.Rename(pub, old); err != nil {
+			return fmt.Errorf("move the old %s aside: %w", publicDir, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.Rename(stage, pub); err != nil {
+		if old != "" {
+			os.Rename(old, pub)
+		}
+		return fmt.Errorf("swap in the new %s: %w", publicDir, err)
+	}
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	if err := os.Rename(tmpBank, bank); err != nil {
+		return fmt.Errorf("write bank bundle: %w", err)
+	}
+	return nil
+}

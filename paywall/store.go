@@ -1,0 +1,160 @@
+package paywall
+
+import (
+	"context"
+	"time"
+)
+
+// Store is everything the service keeps across requests and instances: API
+// keys, usage state, the payments ledger and generic windowed counters. It is
+// implemented by paywall/sqlite (one instance, embedded) and paywall/postgres
+// (many instances sharing one server); paywall/storetest is the conformance
+// suite both pass.
+//
+// Errors: methods return certbank errors of kind NotFound or Conflict where
+// documented, Unavailable when the database cannot be reached (the service
+// answers 503), and anything else as an internal error.
+type Store interface {
+	KeyStore
+	UsageStore
+	PaymentStore
+	// Hit adds one to the counter called name in the window that starts at
+	// window and returns the new count. Counters of windows older than a
+	// day may be discarded. Concurrent hits are never lost.
+	Hit(ctx context.Context, name string, window time.Time) (int, error)
+	// Ping checks that the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Key is an API key's record. The key itself is never stored: only Hash, the
+// lowercase hex SHA-256 of the key.
+type Key struct {
+	ID        string // stable identifier, e.g. "key_3f9c2a0e5b7d4c1a"; safe to show and log
+	Hash      string
+	Prefix    string // the first characters of the key, shown to help support find it
+	Name      string
+	Email     string // lowercased
+	Tier      string // tier name of site.yaml
+	TierUntil time.Time
+	CreatedAt time.Time
+	RevokedAt time.Time // zero while active
+}
+
+// Active reports whether the key has not been revoked.
+func (k Key) Active() bool { return k.RevokedAt.IsZero() }
+
+// KeyStore keeps API keys.
+type KeyStore interface {
+	// CreateKey stores a new key. It fails with Conflict when an active key
+	// with the same email (case-insensitive) or the same hash exists.
+	CreateKey(ctx context.Context, k Key) error
+	// KeyByHash returns the key (active or revoked) with the given hash, or
+	// NotFound.
+	KeyByHash(ctx context.Context, hash string) (Key, error)
+	// KeyByID returns the key with the given ID, or NotFound.
+	KeyByID(ctx context.Context, id string) (Key, error)
+	// Keys returns every key, newest first.
+	Keys(ctx context.Context) ([]Key, error)
+	// SetTier sets a key's tier and the end of its subscription (zero: no
+	// end). NotFound if there is no such key.
+	SetTier(ctx context.Context, id, tier string, until time.Time) error
+	// RevokeKey marks a key revoked at the given time. NotFound if there is
+	// no such key; revoking a revoked key changes nothing.
+	RevokeKey(ctx context.Context, id string, at time.Time) error
+	// RotateKey replaces an active key's hash and prefix, keeping its ID,
+	// tier and usage. NotFound if there is no such active key; Conflict if
+	// the new hash is taken.
+	RotateKey(ctx context.Context, id, hash, prefix string) error
+}
+
+// Usage is the accounting state of one key, as the service reads and
+// writes it inside a usage transaction.
+type Usage struct {
+	KeyID string
+	// MinuteStart is the start of the current rate-limit window (a whole
+	// UTC minute) and MinuteCount the requests counted in it.
+	MinuteStart time.Time
+	MinuteCount int
+	// Month is the current calendar month, "2006-01" in UTC, with its
+	// request and question counts.
+	Month          string
+	MonthRequests  int
+	MonthQuestions int
+	// Seen is the key's compact set of questions served, opaque to the
+	// store (the service encodes it), and SeenCount its size.
+	Seen      []byte
+	SeenCount int
+}
+
+// UsageTx is a usage transaction: it sees and changes usage atomically,
+// and its loads lock the keys they return until the transaction ends, so
+// concurrent transactions on the same key (in this process or another
+// instance) run one after the other.
+type UsageTx interface {
+	// Load returns the usage of each key ID for the given month (zero
+	// counts for a key with no usage yet; the month counts are those of
+	// month, the minute and seen state is the latest), locking them.
+	Load(ctx context.Context, keyIDs []string, month string) (map[string]*Usage, error)
+	// Save writes usage states loaded in this transaction.
+	Save(ctx context.Context, us []*Usage) error
+}
+
+// UsageStore runs usage transactions and answers reports.
+type UsageStore interface {
+	// UpdateUsage runs fn in one durable transaction: when it returns nil
+	// every Save is committed (and survives a crash of the process); when
+	// fn or the commit fails nothing is changed.
+	UpdateUsage(ctx context.Context, fn func(UsageTx) error) error
+	// MonthlyUsage returns a key's request and question counts for a month.
+	MonthlyUsage(ctx context.Context, keyID, month string) (requests, questions int, err error)
+}
+
+// Payment statuses in the ledger.
+const (
+	PaymentReserved = "reserved" // (payer, nonce) claimed by a request being verified
+	PaymentPending  = "pending"  // broadcast, receipt not seen in time: reconcile
+	PaymentSettled  = "settled"  // on chain; the content was sent
+	PaymentFailed   = "failed"   // settlement reverted or was refused; nothing sent
+)
+
+// Payment is one row of the payments ledger, keyed by (Payer, Nonce).
+type Payment struct {
+	Payer       string // lowercase 0x address
+	Nonce       string // lowercase 0x 32-byte hex
+	Amount      int64  // atomic USDC units
+	Resource    string
+	Network     string
+	Transaction string // transaction hash, once known
+	Status      string
+	Reason      string // why it failed, for failed payments
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
+
+// PaymentFilter selects payments for listing.
+type PaymentFilter struct {
+	Status string    // "" for any
+	Since  time.Time // zero for all time
+	Limit  int       // 0 for no limit
+}
+
+// PaymentStore keeps the payments ledger.
+type PaymentStore interface {
+	// ReservePayment inserts p with status reserved. It fails with Conflict
+	// when (payer, nonce) is already in the ledger in any status, so of any
+	// number of concurrent reservations of one payment exactly one succeeds.
+	ReservePayment(ctx context.Context, p Payment) error
+	// UpdatePayment sets the status, transaction and reason of (payer,
+	// nonce). NotFound if there is no such payment.
+	UpdatePayment(ctx context.Context, payer, nonce, status, tx, reason string, at time.Time) error
+	// ReleasePayment deletes a reservation that never reached the chain
+	// (verification failed), so a corrected retry may use the nonce. It
+	// deletes only rows in status reserved.
+	ReleasePayment(ctx context.Context, payer, nonce string) error
+	// PaymentByNonce returns one payment, or NotFound.
+	PaymentByNonce(ctx context.Context, payer, nonce string) (Payment, error)
+	// Payments lists payments, newest first.
+	Payments(ctx context.Context, f PaymentFilter) ([]Payment, error)
+}
