@@ -66,18 +66,18 @@ type catalogPrice struct {
 }
 
 type catalogCertDoc struct {
-	Slug       string         `json:"slug"`
-	Name       string         `json:"name"`
-	Provider   string         `json:"provider"`
-	Questions  int            `json:"questions"`
-	Difficulty difficultyDoc  `json:"difficulty"`
-	Domains    int            `json:"domains"`
-	ExamStatus string         `json:"exam_status"`
-	FreeSample string         `json:"free_sample"`
-	StudyHub   string         `json:"study_hub"`
-	PaidRest   string         `json:"paid_rest"`
-	PaidX402   string         `json:"paid_x402"`
-	ExamNote   string         `json:"exam_note,omitempty"`
+	Slug       string        `json:"slug"`
+	Name       string        `json:"name"`
+	Provider   string        `json:"provider"`
+	Questions  int           `json:"questions"`
+	Difficulty difficultyDoc `json:"difficulty"`
+	Domains    int           `json:"domains"`
+	ExamStatus string        `json:"exam_status"`
+	FreeSample string        `json:"free_sample"`
+	StudyHub   string        `json:"study_hub"`
+	PaidRest   string        `json:"paid_rest"`
+	PaidX402   string        `json:"paid_x402"`
+	ExamNote   string        `json:"exam_note,omitempty"`
 }
 
 type difficultyDoc struct {
@@ -262,29 +262,29 @@ func feed(m *model, c *certStats) feedDoc {
 // x402Discovery is /.well-known/x402.json: a manifest of the paid
 // resources (non-standard; x402 has no official well-known document).
 type x402Discovery struct {
-	Version      int             `json:"version"`
-	Note         string          `json:"note"`
-	Resources    []x402Resource  `json:"resources"`
-	OpenAPI      string          `json:"openapi"`
-	Instructions string          `json:"instructions"`
-	Ownership    []string        `json:"ownershipProofs"`
+	Version      int            `json:"version"`
+	Note         string         `json:"note"`
+	Resources    []x402Resource `json:"resources"`
+	OpenAPI      string         `json:"openapi"`
+	Instructions string         `json:"instructions"`
+	Ownership    []string       `json:"ownershipProofs"`
 }
 
 type x402Resource struct {
-	Resource       string       `json:"resource"`
-	Method         string       `json:"method"`
-	Description    string       `json:"description"`
-	MimeType       string       `json:"mimeType"`
-	X402Versions   []int        `json:"x402Versions"`
-	Scheme         string       `json:"scheme"`
-	Network        string       `json:"network"`
-	NetworkV2      string       `json:"networkV2"`
-	Asset          string       `json:"asset"`
-	AssetName      string       `json:"assetName"`
-	PayTo          string       `json:"payTo"`
-	MaxTimeout     int          `json:"maxTimeoutSeconds"`
-	Parameters     []x402Param  `json:"parameters"`
-	Prices         []x402Amount `json:"prices"`
+	Resource     string       `json:"resource"`
+	Method       string       `json:"method"`
+	Description  string       `json:"description"`
+	MimeType     string       `json:"mimeType"`
+	X402Versions []int        `json:"x402Versions"`
+	Scheme       string       `json:"scheme"`
+	Network      string       `json:"network"`
+	NetworkV2    string       `json:"networkV2"`
+	Asset        string       `json:"asset"`
+	AssetName    string       `json:"assetName"`
+	PayTo        string       `json:"payTo"`
+	MaxTimeout   int          `json:"maxTimeoutSeconds"`
+	Parameters   []x402Param  `json:"parameters"`
+	Prices       []x402Amount `json:"prices"`
 }
 
 type x402Param struct {

@@ -5,18 +5,18 @@ package generator
 // so the two cannot drift.
 
 type serverCard struct {
-	Schema         string        `json:"$schema"`
-	Name           string        `json:"name"`
-	Version        string        `json:"version"`
-	Title          string        `json:"title"`
-	Description    string        `json:"description"`
-	WebsiteURL     string        `json:"websiteUrl"`
-	Remotes        []cardRemote  `json:"remotes"`
-	ServerInfo     cardInfo      `json:"serverInfo"`
-	Authentication cardAuth      `json:"authentication"`
-	Tools          []cardTool    `json:"tools"`
-	Resources      []cardItem    `json:"resources"`
-	Prompts        []cardItem    `json:"prompts"`
+	Schema         string       `json:"$schema"`
+	Name           string       `json:"name"`
+	Version        string       `json:"version"`
+	Title          string       `json:"title"`
+	Description    string       `json:"description"`
+	WebsiteURL     string       `json:"websiteUrl"`
+	Remotes        []cardRemote `json:"remotes"`
+	ServerInfo     cardInfo     `json:"serverInfo"`
+	Authentication cardAuth     `json:"authentication"`
+	Tools          []cardTool   `json:"tools"`
+	Resources      []cardItem   `json:"resources"`
+	Prompts        []cardItem   `json:"prompts"`
 }
 
 type cardRemote struct {

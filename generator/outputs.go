@@ -353,11 +353,11 @@ func hubJSONLD(m *model, c *certStats) (template.JS, error) {
 		})
 	}
 	doc := map[string]any{
-		"@context":     "https://schema.org",
-		"@type":        "Quiz",
-		"name":         c.Cert.Name + " practice questions",
-		"url":          c.HubURL,
-		"about":        map[string]any{"@type": "Thing", "name": c.Cert.Name},
+		"@context": "https://schema.org",
+		"@type":    "Quiz",
+		"name":     c.Cert.Name + " practice questions",
+		"url":      c.HubURL,
+		"about":    map[string]any{"@type": "Thing", "name": c.Cert.Name},
 		"educationalAlignment": []map[string]any{{
 			"@type": "AlignmentObject", "alignmentType": "educationalSubject",
 			"targetName": c.Cert.Name, "educationalFramework": c.Cert.Provider + " certification" + codeSuffix(c.Cert.ExamCode),
