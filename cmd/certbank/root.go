@@ -77,6 +77,9 @@ func (a *app) newRootCmd() *cobra.Command {
 	root.AddCommand(
 		a.newBuildCmd(),
 		a.newLintCmd(),
+		a.newServeCmd(),
+		a.newKeysCmd(),
+		a.newMigrateCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

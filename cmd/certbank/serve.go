@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/generator"
+	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/postgres"
+	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/spf13/cobra"
+)
+
+type serveOptions struct {
+	addr         string
+	database     string
+	content      string
+	public       string
+	bank         string
+	baseURL      string
+	functionsURL string
+	mcpURL       string
+	logLevel     string
+	trustProxy   bool
+	pay          payFlags
+}
+
+const defaultDatabase = "sqlite:.certbank/certbank.db"
+
+func (a *app) newServeCmd() *cobra.Command {
+	o := serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the site and the keyed, paid and MCP endpoints",
+		Long: `With no flags, builds the site from content/ in memory and serves it and the
+dynamic endpoints on 127.0.0.1:8080, with an SQLite database under .certbank/ and an
+embedded development chain for pay-per-request. With --public DIR --bank FILE it
+serves an existing build instead. Every flag has a CERTBANK_* environment variable.`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.serve(cmd.Context(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", a.envDefault("CERTBANK_ADDR", "127.0.0.1:8080"), "listen address (env CERTBANK_ADDR)")
+	f.StringVar(&o.database, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL (env CERTBANK_DATABASE)")
+	f.StringVar(&o.content, "content", a.envDefault("CERTBANK_CONTENT", "content"), "content directory to build from (env CERTBANK_CONTENT)")
+	f.StringVar(&o.public, "public", a.envDefault("CERTBANK_PUBLIC_DIR", ""), "serve this existing build instead of building (needs --bank; env CERTBANK_PUBLIC_DIR)")
+	f.StringVar(&o.bank, "bank", a.envDefault("CERTBANK_BANK_FILE", ""), "bank bundle of the existing build (env CERTBANK_BANK_FILE)")
+	f.StringVar(&o.baseURL, "base-url", a.envDefault("CERTBANK_BASE_URL", ""), "public URL of the site, overriding site.yaml (env CERTBANK_BASE_URL)")
+	f.StringVar(&o.functionsURL, "functions-url", a.envDefault("CERTBANK_FUNCTIONS_URL", ""), "public URL of the functions host (env CERTBANK_FUNCTIONS_URL)")
+	f.StringVar(&o.mcpURL, "mcp-url", a.envDefault("CERTBANK_MCP_URL", ""), "public URL of the MCP host (env CERTBANK_MCP_URL)")
+	f.StringVar(&o.logLevel, "log-level", a.envDefault("CERTBANK_LOG_LEVEL", "info"), "debug, info, warn or error (env CERTBANK_LOG_LEVEL)")
+	f.BoolVar(&o.trustProxy, "trust-proxy", a.getenv("CERTBANK_TRUST_PROXY") == "true", "take client addresses from X-Forwarded-For (env CERTBANK_TRUST_PROXY=true)")
+	a.addPayFlags(f, &o.pay)
+	return cmd
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, usagef("log level %q must be debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// openStore opens the store named by a --database value.
+func openStore(ctx context.Context, dsn string) (paywall.Store, string, error) {
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		path := strings.TrimPrefix(dsn, "sqlite:")
+		if path == "" {
+			return nil, "", usagef("--database sqlite: needs a path, e.g. sqlite:.certbank/certbank.db")
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, "", err
+		}
+		db, err := sqlite.Open(ctx, path)
+		return db, "sqlite " + path, err
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db, err := postgres.Open(ctx, dsn)
+		return db, "postgres", err
+	}
+	return nil, "", usagef("--database %q must be sqlite:PATH or a postgres:// URL", redact(dsn))
+}
+
+// redact hides a password in a URL for messages.
+func redact(dsn string) string {
+	if i := strings.Index(dsn, "://"); i >= 0 {
+		if at := strings.Index(dsn[i+3:], "@"); at >= 0 {
+			return dsn[:i+3] + "…@" + dsn[i+3+at+1:]
+		}
+	}
+	return dsn
+}
+
+// site is a built site: public files and the bank.
+type site struct {
+	files map[string][]byte
+	bank  *certbank.Bank
+}
+
+func (a *app) loadSite(o serveOptions) (site, error) {
+	if o.public != "" || o.bank != "" {
+		if o.public == "" || o.bank == "" {
+			return site{}, usagef("--public and --bank go together: give both, or neither to build from --content")
+		}
+		f, err := os.Open(o.bank)
+		if err != nil {
+			return site{}, fmt.Errorf("open bank bundle: %w", err)
+		}
+		defer f.Close()
+		bank, err := certbank.ReadBank(f)
+		if err != nil {
+			return site{}, err
+		}
+		files := map[string][]byte{}
+		err = fs.WalkDir(os.DirFS(o.public), ".", func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			data, err := os.ReadFile(filepath.Join(o.public, p))
+			files[p] = data
+			return err
+		})
+		if err != nil {
+			return site{}, fmt.Errorf("read %s: %w", o.public, err)
+		}
+		return site{files, bank}, nil
+	}
+	if st, err := os.Stat(o.content); err != nil || !st.IsDir() {
+		return site{}, usagef("content directory %q not found; pass --content DIR or --public DIR --bank FILE", o.content)
+	}
+	c, err := generator.Load(os.DirFS(o.content), o.content)
+	if err != nil {
+		return site{}, err
+	}
+	for _, u := range []*string{&o.baseURL, &o.functionsURL, &o.mcpURL} {
+		*u = strings.TrimRight(*u, "/")
+	}
+	if o.baseURL != "" {
+		c.Site.BaseURL = o.baseURL
+		if o.functionsURL == "" {
+			c.Site.FunctionsURL = o.baseURL
+		}
+		if o.mcpURL == "" {
+			c.Site.MCPURL = o.baseURL
+		}
+	}
+	if o.functionsURL != "" {
+		c.Site.FunctionsURL = o.functionsURL
+	}
+	if o.mcpURL != "" {
+		c.Site.MCPURL = o.mcpURL
+	}
+	out, err := generator.Build(c, generator.Options{})
+	if err != nil {
+		return site{}, err
+	}
+	return site{out.Files, out.Bank}, nil
+}
+
+func (a *app) serve(ctx context.Context, o serveOptions) error {
+	level, err := parseLevel(o.logLevel)
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
+	start := time.Now()
+	st, err := a.loadSite(o)
+	if err != nil {
+		return err
+	}
+	store, storeName, err := openStore(ctx, o.database)
+	if err != nil {
+		return fmt.Errorf("open database: %w", err)
+	}
+	defer store.Close()
+	pay, closePay, err := a.payConfig(ctx, o.pay, st.bank, log)
+	if err != nil {
+		return err
+	}
+	defer closePay()
+	srv, err := paywall.New(paywall.Config{
+		Bank: st.bank, Static: st.files, Store: store, Pay: pay, Logger: log, TrustProxy: o.trustProxy,
+	})
+	if err != nil {
+		return err
+	}
+	defer srv.Close()
+	hs := &http.Server{
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	log.Info("certbank ready", "addr", "http://"+ln.Addr().String(), "questions", len(st.bank.Questions),
+		"certifications", len(st.bank.Certifications), "store", storeName, "startup_ms", time.Since(start).Milliseconds())
+	fmt.Fprintf(a.stdout, "certbank serving http://%s (%d questions, store %s)\n", ln.Addr(), len(st.bank.Questions), storeName)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: finishing in-flight requests")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	log.Info("stopped")
+	return nil
+}
