@@ -16,6 +16,7 @@ const (
 	Unauthorized         Code = "UNAUTHORIZED"           // missing, unknown or revoked key: 401
 	PaymentRequired      Code = "PAYMENT_REQUIRED"       // no valid payment: 402
 	TierRequired         Code = "TIER_REQUIRED"          // feature needs a higher tier: 403
+	Forbidden            Code = "FORBIDDEN"              // not allowed from here (e.g. a foreign Origin): 403
 	NotFound             Code = "NOT_FOUND"              // 404
 	Conflict             Code = "CONFLICT"               // duplicate: 409
 	InsufficientStock    Code = "INSUFFICIENT_QUESTIONS" // fewer questions than asked for: 409

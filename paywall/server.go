@@ -89,6 +89,9 @@ func New(cfg Config) (*Server, error) {
 // Close stops background work. In-flight requests should be drained first
 // (http.Server.Shutdown).
 func (s *Server) Close() error {
+	if s.pay != nil {
+		s.pay.close()
+	}
 	s.acct.close()
 	return nil
 }
@@ -106,7 +109,7 @@ func statusOf(code certbank.Code) int {
 		return http.StatusUnauthorized
 	case certbank.PaymentRequired:
 		return http.StatusPaymentRequired
-	case certbank.TierRequired:
+	case certbank.TierRequired, certbank.Forbidden:
 		return http.StatusForbidden
 	case certbank.NotFound:
 		return http.StatusNotFound
@@ -131,6 +134,11 @@ type errorBody struct {
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := certbank.ErrorCode(err)
 	status := statusOf(code)
+	var pr *paymentRefused
+	if errors.As(err, &pr) && code == certbank.PaymentRequired {
+		s.writePaymentRequired(w, r, pr)
+		return
+	}
 	var le *limitError
 	if errors.As(err, &le) {
 		w.Header().Set("Retry-After", strconv.Itoa(int(le.retryAfter.Seconds()+0.999)))

@@ -80,6 +80,7 @@ func (a *app) newRootCmd() *cobra.Command {
 		a.newServeCmd(),
 		a.newKeysCmd(),
 		a.newMigrateCmd(),
+		a.newPayCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

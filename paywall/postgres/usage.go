@@ -1,0 +1,217 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/certbank/certbank/paywall"
+)
+
+// insertUsageSQL creates the missing usage rows of $1, in key order, so that
+// the lock below has a row to take for every key. A key another transaction
+// is creating makes this wait for it, then skip.
+const insertUsageSQL = `INSERT INTO usage_state (key_id)
+	SELECT k FROM unnest($1::text[]) AS k ORDER BY k
+	ON CONFLICT (key_id) DO NOTHING`
+
+// lockUsageSQL reads and locks the usage rows of $1 in key order, with the
+// month counts of month $2. A stable order keeps two batches that share
+// keys from deadlocking.
+const lockUsageSQL = `SELECT s.key_id, s.minute_start, s.minute_count, s.seen, s.seen_count,
+		coalesce(m.requests, 0), coalesce(m.questions, 0)
+	FROM usage_state AS s
+	LEFT JOIN usage_monthly AS m ON m.key_id = s.key_id AND m.month = $2
+	WHERE s.key_id = ANY($1::text[])
+	ORDER BY s.key_id
+	FOR UPDATE OF s`
+
+const saveStateSQL = `UPDATE usage_state AS s
+	SET minute_start = u.minute_start, minute_count = u.minute_count, seen = u.seen, seen_count = u.seen_count
+	FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bytea[], $5::bigint[])
+		AS u(key_id, minute_start, minute_count, seen, seen_count)
+	WHERE s.key_id = u.key_id`
+
+const saveMonthSQL = `INSERT INTO usage_monthly (key_id, month, requests, questions)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[])
+	ON CONFLICT (key_id, month) DO UPDATE SET requests = excluded.requests, questions = excluded.questions`
+
+// UpdateUsage runs fn in one READ COMMITTED transaction: when fn returns nil
+// every Save is committed; when fn, a Load or Save against the database, or
+// the commit fails, nothing is changed. (If the connection breaks during the
+// commit, PostgreSQL may have committed: the error is Unavailable either
+// way.) fn should call Load once: keys loaded by a second Load are locked
+// after the first ones, out of the global key order, which may deadlock
+// with another transaction (PostgreSQL then fails one of them).
+func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) error {
+	tx, err := db.pool.Begin(ctx)
+	if err != nil {
+		return db.fail("begin usage transaction", err)
+	}
+	defer tx.Rollback(ctx) // after Commit, a no-op
+	utx := &usageTx{db: db, tx: tx, loaded: make(map[string]bool)}
+	if err := fn(utx); err != nil {
+		return err
+	}
+	if utx.err != nil {
+		return utx.err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return db.fail("commit usage transaction", err)
+	}
+	return nil
+}
+
+// usageTx is a paywall.UsageTx over a pgx transaction.
+type usageTx struct {
+	db     *DB
+	tx     pgx.Tx
+	loaded map[string]bool // key IDs loaded (and locked), the only ones Save accepts
+	err    error           // the first database error, which dooms the transaction
+}
+
+// Load returns the usage of each key ID for month, locking it until the
+// transaction ends: the minute and seen state is the latest, the month
+// counts are month's, all zero for a key without usage. Both statements go
+// to the server in one round trip. It fails with Invalid unless month is
+// "YYYY-MM".
+func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[string]*paywall.Usage, error) {
+	if u.err != nil {
+		return nil, u.err
+	}
+	if err := checkMonth(month); err != nil {
+		return nil, err
+	}
+	out := make(map[string]*paywall.Usage, len(keyIDs))
+	if len(keyIDs) == 0 {
+		return out, nil
+	}
+	ids := slices.Compact(slices.Sorted(slices.Values(keyIDs)))
+	b := &pgx.Batch{}
+	b.Queue(insertUsageSQL, ids)
+	b.Queue(lockUsageSQL, ids, month)
+	br := u.tx.SendBatch(ctx, b)
+	defer br.Close()
+	if _, err := br.Exec(); err != nil {
+		return nil, u.failed("load usage", err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, u.failed("load usage", err)
+	}
+	for rows.Next() {
+		var (
+			us     paywall.Usage
+			minute pgtype.Timestamptz
+		)
+		if err := rows.Scan(&us.KeyID, &minute, &us.MinuteCount, &us.Seen, &us.SeenCount,
+			&us.MonthRequests, &us.MonthQuestions); err != nil {
+			rows.Close()
+			return nil, u.failed("load usage", err)
+		}
+		us.MinuteStart, us.Month = fromTimestamptz(minute), month
+		out[us.KeyID] = &us
+		u.loaded[us.KeyID] = true
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, u.failed("load usage", err)
+	}
+	if err := br.Close(); err != nil {
+		return nil, u.failed("load usage", err)
+	}
+	return out, nil
+}
+
+// Save writes usage states loaded in this transaction: the minute and seen
+// state of each key, and its counts for u.Month; of two usages of one key,
+// the later wins. Both statements go to the server in one round trip. It
+// fails, writing nothing, when a usage was not loaded in this transaction
+// or its month is not "YYYY-MM".
+func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
+	if u.err != nil {
+		return u.err
+	}
+	last := make(map[string]int, len(us))         // key ID → index of its last usage
+	lastMonth := make(map[[2]string]int, len(us)) // (key ID, month) → index
+	for i, x := range us {
+		if x == nil {
+			return errors.New("postgres: save usage: nil usage")
+		}
+		if !u.loaded[x.KeyID] {
+			return fmt.Errorf("postgres: save usage: key %q was not loaded in this transaction", x.KeyID)
+		}
+		if err := checkMonth(x.Month); err != nil {
+			return err
+		}
+		last[x.KeyID] = i
+		lastMonth[[2]string{x.KeyID, x.Month}] = i
+	}
+	if len(us) == 0 {
+		return nil
+	}
+	var (
+		ids, monthIDs, months            []string
+		minutes                          []pgtype.Timestamptz
+		counts, seenCounts, reqs, quests []int64
+		seen                             [][]byte
+	)
+	for i, x := range us {
+		if last[x.KeyID] == i {
+			ids = append(ids, x.KeyID)
+			minutes = append(minutes, timestamptz(x.MinuteStart))
+			counts = append(counts, int64(x.MinuteCount))
+			seen = append(seen, x.Seen)
+			seenCounts = append(seenCounts, int64(x.SeenCount))
+		}
+		if lastMonth[[2]string{x.KeyID, x.Month}] == i {
+			monthIDs = append(monthIDs, x.KeyID)
+			months = append(months, x.Month)
+			reqs = append(reqs, int64(x.MonthRequests))
+			quests = append(quests, int64(x.MonthQuestions))
+		}
+	}
+	b := &pgx.Batch{}
+	b.Queue(saveStateSQL, ids, minutes, counts, seen, seenCounts)
+	b.Queue(saveMonthSQL, monthIDs, months, reqs, quests)
+	br := u.tx.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return u.failed("save usage", err)
+	}
+	return nil
+}
+
+// failed records a database error, after which the transaction can only
+// roll back, and returns it.
+func (u *usageTx) failed(op string, err error) error {
+	u.err = u.db.fail(op, err)
+	return u.err
+}
+
+// MonthlyUsage returns a key's request and question counts for a month,
+// zero when it has none. It fails with Invalid unless month is "YYYY-MM".
+func (db *DB) MonthlyUsage(ctx context.Context, keyID, month string) (requests, questions int, err error) {
+	if err := checkMonth(month); err != nil {
+		return 0, 0, err
+	}
+	err = db.pool.QueryRow(ctx, `SELECT requests, questions FROM usage_monthly WHERE key_id = $1 AND month = $2`,
+		keyID, month).Scan(&requests, &questions)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, db.fail("monthly usage", err)
+	}
+	return requests, questions, nil
+}

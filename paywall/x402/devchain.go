@@ -1,0 +1,529 @@
+package x402
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/big"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/certbank/certbank"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth"
+	"github.com/ethereum/go-ethereum/eth/catalyst"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
+	"github.com/ethereum/go-ethereum/eth/filters"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/node"
+	"github.com/ethereum/go-ethereum/p2p"
+	"github.com/ethereum/go-ethereum/params"
+	"github.com/ethereum/go-ethereum/rpc"
+)
+
+// DevWalletSeed is the published seed of the development wallets. Wallet i
+// has the private key keccak256(DevWalletSeed ‖ uint32 big-endian i); in the
+// astronomically unlikely case that this is not a valid secp256k1 key, the
+// hash is hashed again until it is.
+//
+// These keys are PUBLIC. They exist only on certbank's development chain,
+// where they hold test USDC and test ETH; anything sent to them on a real
+// network can be taken by anyone.
+const DevWalletSeed = "certbank development wallet"
+
+// DevRelayerSeed is the published seed of the development chain's relayer
+// (and token minter): its private key is keccak256(DevRelayerSeed). Public,
+// development only, like DevWalletSeed.
+const DevRelayerSeed = "certbank development relayer"
+
+// DevWallet returns development wallet i (i >= 0): its EIP-55 address and its
+// 0x-hex private key, derived from DevWalletSeed. The key is public; use it
+// only on the development chain.
+func DevWallet(i int) (address, privateKeyHex string) {
+	key := devWalletKey(i)
+	return crypto.PubkeyToAddress(key.PublicKey).Hex(), formatPrivateKey(key)
+}
+
+func devWalletKey(i int) *ecdsa.PrivateKey {
+	seed := make([]byte, len(DevWalletSeed)+4)
+	copy(seed, DevWalletSeed)
+	binary.BigEndian.PutUint32(seed[len(DevWalletSeed):], uint32(i))
+	return keyFromSeed(seed)
+}
+
+func keyFromSeed(seed []byte) *ecdsa.PrivateKey {
+	h := crypto.Keccak256(seed)
+	for {
+		if key, err := crypto.ToECDSA(h); err == nil {
+			return key
+		}
+		h = crypto.Keccak256(h)
+	}
+}
+
+// DevChainConfig configures NewDevChain.
+type DevChainConfig struct {
+	// Network must name Base ("base", "base-mainnet" or "eip155:8453"): the
+	// development chain imitates Base mainnet (chain id 8453, USDC at its
+	// real address) so that official clients sign for it unchanged. Setting
+	// it is the caller's explicit opt-in to a simulated chain; any other
+	// value is refused.
+	Network string
+	// Wallets is the number of development wallets (DevWallet(0) ...) to
+	// fund; 0 means 10.
+	Wallets int
+	// WalletBalance is the test USDC minted to each wallet; 0 means 1000
+	// USDC. Every wallet also gets 1000 test ETH, so that it can send
+	// transactions (cancelAuthorization, or act as a relayer) itself.
+	WalletBalance certbank.USDC
+	// RPCAddr, if set, serves the chain's eth, net and web3 JSON-RPC over
+	// HTTP on this loopback address, e.g. "127.0.0.1:0" for a free port (see
+	// RPCURL). Other hosts are refused.
+	RPCAddr string
+	// MaxClockLead bounds how far block time may run ahead of the wall
+	// clock; 0 means 60 s. See DevChain.
+	MaxClockLead time.Duration
+}
+
+// DevChain is an in-process development chain for settling payments without
+// any network: go-ethereum's simulated beacon and a full node in memory,
+// chain id 8453, TestUSDC's runtime code at the Base USDC address
+// (contracts/TestUSDC.sol; its minter, set in the genesis alloc, is the
+// relayer), a relayer funded with test ETH, and funded development wallets
+// (DevWallet). It implements Settler and Reconciler. All its keys are
+// public: it must never hold anything of value.
+//
+// Blocks are mined on demand. Settle sends the relayer's
+// transferWithAuthorization, and a single committer goroutine mines every
+// transaction waiting at that moment into one block, then hands each waiter
+// its receipt; concurrent Settle calls therefore share blocks. Block
+// timestamps must increase by at least a second per block, so a chain that
+// mines more than one block per second runs ahead of the wall clock. The
+// committer lets it lead by at most MaxClockLead and otherwise waits, while
+// more transactions join the next block: sustained throughput is about the
+// number of concurrent settlements per second, and bursts are faster. A
+// payment whose validBefore would pass before the next block is refused
+// before anything is sent.
+type DevChain struct {
+	node    *node.Node
+	beacon  *catalyst.SimulatedBeacon
+	client  *ethclient.Client
+	relayer *relayer
+	maxLead time.Duration
+
+	chainMu  sync.Mutex // serialises mining and time changes
+	headTime uint64     // timestamp of the head block; guarded by chainMu
+	offset   int64      // seconds added by AdjustTime; guarded by chainMu
+
+	waitMu  sync.Mutex
+	waiters map[common.Hash]*devWaiter
+
+	kick    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+	closeMu sync.Once
+}
+
+type devWaiter struct {
+	ch        chan *types.Receipt // buffered; a nil receipt means given up
+	misses    int
+	delivered bool
+}
+
+// devMaxMisses is how many blocks may be mined without a sent transaction
+// before its waiter gives up and reports the settlement as pending.
+const devMaxMisses = 8
+
+// NewDevChain starts a development chain, mines its first block (which funds
+// the wallets) and returns it. Close it when done.
+func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
+	n, ok := LookupNetwork(cfg.Network)
+	if !ok || n.ChainID != 8453 {
+		return nil, fmt.Errorf("development chain: network %q refused: the development chain only imitates Base mainnet; set Network to %q to opt in", cfg.Network, "base")
+	}
+	if cfg.Wallets == 0 {
+		cfg.Wallets = 10
+	}
+	if cfg.Wallets < 0 {
+		return nil, fmt.Errorf("development chain: %d wallets", cfg.Wallets)
+	}
+	if cfg.WalletBalance == 0 {
+		cfg.WalletBalance = 1000 * 1e6
+	}
+	if cfg.MaxClockLead == 0 {
+		cfg.MaxClockLead = time.Minute
+	}
+	rpcHost, rpcPort, err := loopbackAddr(cfg.RPCAddr)
+	if err != nil {
+		return nil, fmt.Errorf("development chain: %w", err)
+	}
+	tok, code, err := loadTestToken()
+	if err != nil {
+		return nil, fmt.Errorf("development chain: %w", err)
+	}
+	relayerKey := keyFromSeed([]byte(DevRelayerSeed))
+	relayerAddr := crypto.PubkeyToAddress(relayerKey.PublicKey)
+	testETH := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
+
+	alloc := core.SystemContractAllocs() // the forks of the dev chain need these
+	alloc[common.HexToAddress(n.Asset)] = types.Account{
+		Code: code,
+		// Slot 0 of TestUSDC is its minter.
+		Storage: map[common.Hash]common.Hash{{}: common.BytesToHash(relayerAddr[:])},
+	}
+	alloc[relayerAddr] = types.Account{Balance: new(big.Int).Mul(testETH, big.NewInt(1000))}
+	for i := range cfg.Wallets {
+		addr, _ := DevWallet(i)
+		alloc[common.HexToAddress(addr)] = types.Account{Balance: testETH}
+	}
+
+	chainConfig := *params.AllDevChainProtocolChanges // a copy: the original is shared
+	chainConfig.ChainID = big.NewInt(n.ChainID)
+	ethConf := ethconfig.Defaults
+	ethConf.NetworkId = uint64(n.ChainID)
+	ethConf.Genesis = &core.Genesis{
+		Config:   &chainConfig,
+		GasLimit: 300_000_000,
+		Alloc:    alloc,
+	}
+	ethConf.Miner.GasCeil = 300_000_000
+	ethConf.SyncMode = ethconfig.FullSync
+	ethConf.TxPool.NoLocals = true
+	ethConf.TxPool.GlobalSlots = 16384
+	ethConf.TxPool.AccountSlots = 16384
+	ethConf.LogNoHistory = true
+
+	nodeConf := node.DefaultConfig
+	nodeConf.DataDir = "" // in memory
+	nodeConf.P2P = p2p.Config{NoDiscovery: true}
+	if rpcHost != "" {
+		nodeConf.HTTPHost, nodeConf.HTTPPort = rpcHost, rpcPort
+		nodeConf.HTTPModules = []string{"eth", "net", "web3"}
+		nodeConf.HTTPVirtualHosts = []string{"localhost", rpcHost}
+	}
+
+	d := &DevChain{
+		maxLead: cfg.MaxClockLead,
+		waiters: make(map[common.Hash]*devWaiter),
+		kick:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	if err := d.start(&nodeConf, &ethConf); err != nil {
+		return nil, fmt.Errorf("development chain: %w", err)
+	}
+	d.relayer = newRelayer(d.client, d, n, tok, relayerKey, 1<<20)
+	go d.commitLoop()
+
+	// The genesis block has timestamp 0: mine a first block, with the
+	// wallets' funding in it, before anything checks time on chain.
+	var sent []common.Hash
+	for i := range cfg.Wallets {
+		addr, _ := DevWallet(i)
+		tx, err := d.relayer.send(ctx, tok.packMint(common.HexToAddress(addr), big.NewInt(int64(cfg.WalletBalance))))
+		if err != nil {
+			d.Close()
+			return nil, fmt.Errorf("development chain: fund wallet %d: %w", i, err)
+		}
+		sent = append(sent, tx.Hash())
+	}
+	if err := d.Commit(); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("development chain: first block: %w", err)
+	}
+	for _, h := range sent {
+		d.forget(h)
+		rcpt, err := d.client.TransactionReceipt(ctx, h)
+		if err != nil || rcpt.Status != types.ReceiptStatusSuccessful {
+			d.Close()
+			return nil, fmt.Errorf("development chain: funding transaction %s failed: %v", h.Hex(), err)
+		}
+	}
+	return d, nil
+}
+
+// start assembles the node as go-ethereum's ethclient/simulated does, but
+// keeps the node (for its HTTP endpoint) and returns errors instead of
+// panicking.
+func (d *DevChain) start(nodeConf *node.Config, ethConf *ethconfig.Config) error {
+	stack, err := node.New(nodeConf)
+	if err != nil {
+		return fmt.Errorf("new node: %w", err)
+	}
+	backend, err := eth.New(stack, ethConf)
+	if err != nil {
+		stack.Close()
+		return fmt.Errorf("new eth service: %w", err)
+	}
+	filterSystem := filters.NewFilterSystem(backend.APIBackend, filters.Config{})
+	stack.RegisterAPIs([]rpc.API{{Namespace: "eth", Service: filters.NewFilterAPI(filterSystem)}})
+	if err := stack.Start(); err != nil {
+		stack.Close()
+		return fmt.Errorf("start node: %w", err)
+	}
+	beacon, err := catalyst.NewSimulatedBeacon(0, common.Address{}, backend)
+	if err != nil {
+		stack.Close()
+		return fmt.Errorf("simulated beacon: %w", err)
+	}
+	if err := beacon.Fork(backend.BlockChain().GetCanonicalHash(0)); err != nil {
+		stack.Close()
+		return fmt.Errorf("simulated beacon: %w", err)
+	}
+	d.node, d.beacon, d.client = stack, beacon, ethclient.NewClient(stack.Attach())
+	return nil
+}
+
+// loopbackAddr splits a "host:port" that must be on the loopback interface.
+func loopbackAddr(addr string) (host string, port int, err error) {
+	if addr == "" {
+		return "", 0, nil
+	}
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("RPC address %q: %w", addr, err)
+	}
+	ip := net.ParseIP(h)
+	if h != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return "", 0, fmt.Errorf("RPC address %q: the development chain serves JSON-RPC on loopback addresses only", addr)
+	}
+	port, err = strconv.Atoi(p)
+	if err != nil || port < 0 || port > 65535 {
+		return "", 0, fmt.Errorf("RPC address %q: bad port", addr)
+	}
+	return h, port, nil
+}
+
+// Close stops the chain. Settlements still waiting report pending.
+func (d *DevChain) Close() error {
+	var err error
+	d.closeMu.Do(func() {
+		close(d.stop)
+		if d.relayer != nil {
+			<-d.stopped
+		}
+		d.client.Close()
+		err = errors.Join(d.beacon.Stop(), d.node.Close())
+	})
+	return err
+}
+
+// RPCURL returns the http:// URL of the chain's JSON-RPC, or "" when
+// DevChainConfig.RPCAddr was empty.
+func (d *DevChain) RPCURL() string {
+	if d.node.Config().HTTPHost == "" {
+		return ""
+	}
+	return d.node.HTTPEndpoint()
+}
+
+// Network returns the network the chain imitates (Base).
+func (d *DevChain) Network() Network { return d.relayer.network }
+
+// AuthorizationUsed implements ChainState.
+func (d *DevChain) AuthorizationUsed(ctx context.Context, from, nonce string) (bool, error) {
+	return d.relayer.AuthorizationUsed(ctx, from, nonce)
+}
+
+// BalanceOf implements ChainState.
+func (d *DevChain) BalanceOf(ctx context.Context, address string) (*big.Int, error) {
+	return d.relayer.BalanceOf(ctx, address)
+}
+
+// Settle implements Settler: it verifies p offline, refuses a payment that
+// would expire before the next block, sends transferWithAuthorization and
+// waits for the block that includes it. It is safe for concurrent use.
+func (d *DevChain) Settle(ctx context.Context, p *Payment, r Requirement) (Settlement, error) {
+	if p.Authorization.ValidBefore != nil {
+		next := d.nextBlockTime()
+		if p.Authorization.ValidBefore.Cmp(new(big.Int).SetUint64(next)) <= 0 {
+			return Settlement{}, newError(ReasonValidBefore, fmt.Sprintf("the authorization expires at %s, before the development chain's next block (time %d); sign a new payment with a longer validity", p.Authorization.ValidBefore, next))
+		}
+	}
+	return d.relayer.settle(ctx, p, r, time.Now())
+}
+
+// Reconcile implements Reconciler.
+func (d *DevChain) Reconcile(ctx context.Context, from, nonce string) (Settlement, error) {
+	return d.relayer.Reconcile(ctx, from, nonce)
+}
+
+// Mint creates amount test USDC for to and waits for it to be mined.
+func (d *DevChain) Mint(ctx context.Context, to string, amount certbank.USDC) error {
+	if !isHexAddress(to) {
+		return fmt.Errorf("mint: %q is not an address", to)
+	}
+	if _, err := d.relayer.transact(ctx, d.relayer.token.packMint(common.HexToAddress(to), big.NewInt(int64(amount)))); err != nil {
+		return fmt.Errorf("mint %s USDC to %s: %w", amount, to, err)
+	}
+	return nil
+}
+
+// Commit mines a block now with whatever transactions are waiting, whoever
+// sent them (for example an RPCSettler over RPCURL), ignoring MaxClockLead.
+func (d *DevChain) Commit() error {
+	return d.commit(context.Background())
+}
+
+// AdjustTime moves the chain's clock forward by at least a second and mines
+// an empty block, for expiry tests. It fails while transactions are waiting.
+func (d *DevChain) AdjustTime(by time.Duration) error {
+	d.chainMu.Lock()
+	defer d.chainMu.Unlock()
+	if err := d.beacon.AdjustTime(by); err != nil {
+		return fmt.Errorf("adjust time: %w", err)
+	}
+	d.offset += int64(by / time.Second)
+	h, err := d.client.HeaderByNumber(context.Background(), nil)
+	if err != nil {
+		return fmt.Errorf("adjust time: head block: %w", err)
+	}
+	d.headTime = h.Time
+	return nil
+}
+
+// nextBlockTime is the earliest timestamp the next block can have.
+func (d *DevChain) nextBlockTime() uint64 {
+	d.chainMu.Lock()
+	defer d.chainMu.Unlock()
+	return max(uint64(time.Now().Unix()+d.offset), d.headTime+1)
+}
+
+// expect, forget and wait implement confirmer for the relayer.
+func (d *DevChain) expect(hash common.Hash) {
+	d.waitMu.Lock()
+	d.waiters[hash] = &devWaiter{ch: make(chan *types.Receipt, 1)}
+	d.waitMu.Unlock()
+}
+
+func (d *DevChain) forget(hash common.Hash) {
+	d.waitMu.Lock()
+	delete(d.waiters, hash)
+	d.waitMu.Unlock()
+}
+
+func (d *DevChain) wait(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	d.waitMu.Lock()
+	w := d.waiters[hash]
+	d.waitMu.Unlock()
+	if w == nil {
+		return nil, fmt.Errorf("transaction %s is not awaited", hash.Hex())
+	}
+	select {
+	case d.kick <- struct{}{}:
+	default: // a commit is already requested
+	}
+	select {
+	case rcpt := <-w.ch:
+		d.forget(hash)
+		return rcpt, nil
+	case <-ctx.Done():
+		d.forget(hash)
+		return nil, ctx.Err()
+	case <-d.stop:
+		return nil, errors.New("development chain closed")
+	}
+}
+
+// commitLoop mines a block whenever transactions are awaited, keeping block
+// time within maxLead of the wall clock.
+func (d *DevChain) commitLoop() {
+	defer close(d.stopped)
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-d.kick:
+		}
+		for d.awaiting() {
+			if wait := d.leadWait(); wait > 0 {
+				select {
+				case <-d.stop:
+					return
+				case <-time.After(wait):
+				}
+			}
+			if err := d.commit(context.Background()); err != nil {
+				// The chain is closing or broken; waiters time out or see
+				// the stop.
+				select {
+				case <-d.stop:
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		}
+	}
+}
+
+func (d *DevChain) awaiting() bool {
+	d.waitMu.Lock()
+	defer d.waitMu.Unlock()
+	for _, w := range d.waiters {
+		if !w.delivered {
+			return true
+		}
+	}
+	return false
+}
+
+// leadWait is how long to wait before the next block so that its time stays
+// within maxLead of the (adjusted) wall clock.
+func (d *DevChain) leadWait() time.Duration {
+	d.chainMu.Lock()
+	defer d.chainMu.Unlock()
+	now := time.Now()
+	wall := now.Unix() + d.offset
+	next := max(wall, int64(d.headTime)+1)
+	lead := time.Duration(next-wall) * time.Second
+	if lead <= d.maxLead {
+		return 0
+	}
+	// Wait until the wall clock has caught up to within maxLead.
+	return lead - d.maxLead - time.Duration(now.Nanosecond())
+}
+
+// commit mines one block and delivers the receipts in it.
+func (d *DevChain) commit(ctx context.Context) error {
+	d.chainMu.Lock()
+	hash := d.beacon.Commit()
+	h, err := d.client.HeaderByHash(ctx, hash)
+	if err != nil {
+		d.chainMu.Unlock()
+		return fmt.Errorf("mined block: %w", err)
+	}
+	d.headTime = h.Time
+	d.chainMu.Unlock()
+	receipts, err := d.client.BlockReceipts(ctx, rpc.BlockNumberOrHashWithHash(hash, false))
+	if err != nil {
+		return fmt.Errorf("receipts of block %d: %w", h.Number, err)
+	}
+	d.waitMu.Lock()
+	defer d.waitMu.Unlock()
+	// Waiters are removed by wait (or forget), not here: a sender may not
+	// have started waiting yet.
+	for _, rcpt := range receipts {
+		if w := d.waiters[rcpt.TxHash]; w != nil && !w.delivered {
+			w.ch <- rcpt
+			w.delivered = true
+		}
+	}
+	for _, w := range d.waiters {
+		if w.delivered {
+			continue
+		}
+		if w.misses++; w.misses > devMaxMisses {
+			w.ch <- nil // not mined: report pending, and resync the relayer nonce
+			w.delivered = true
+			go d.relayer.resetNonce()
+		}
+	}
+	return nil
+}
