@@ -81,6 +81,7 @@ func (a *app) newRootCmd() *cobra.Command {
 		a.newKeysCmd(),
 		a.newMigrateCmd(),
 		a.newPayCmd(),
+		a.newPaymentsCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)
