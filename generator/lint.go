@@ -1,0 +1,326 @@
+package generator
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/certbank/certbank"
+)
+
+// Finding is one item-writing flaw found by Lint.
+type Finding struct {
+	Rule string // short rule name, e.g. "key-longest"
+	Problem
+}
+
+func (f Finding) String() string { return f.Problem.String() + " [" + f.Rule + "]" }
+
+// Lint bounds.
+const (
+	minStem, maxStem       = 40, 600
+	minOption, maxOption   = 1, 200
+	minExplanation         = 200
+	maxKeyLongestShare     = 0.30
+	minLetterShare         = 0.15
+	maxLetterShare         = 0.35
+	nearDuplicateThreshold = 0.85
+)
+
+var (
+	allNoneRE  = regexp.MustCompile(`(?i)\b(all|none) of the (above|these|options|answers)\b|\bboth [a-d] and [a-d]\b|\b[a-d] and [a-d] (are|only)\b|^neither\b`)
+	negativeRE = regexp.MustCompile(`(?i)\b(not|except|least|false|incorrect)\b`)
+	absoluteRE = regexp.MustCompile(`(?i)\b(always|never)\b`)
+	wordRE     = regexp.MustCompile(`[\p{L}\p{N}]+`)
+	// vendorRE lists real vendor and proprietary product names that the
+	// neutral providers' questions must not use (DESIGN.md §3).
+	vendorRE = regexp.MustCompile(`(?i)\b(aws|amazon|azure|microsoft|google|gcp|comptia|cisco|isc2|salesforce|hashicorp|terraform|ec2|s3 bucket|amazon s3|lambda function|entra|bigquery|vertex ai|sagemaker|bedrock|cloudformation|cloudwatch|dynamodb|intune|ios xe|visualforce|apex class|pmbok)\b`)
+)
+
+// neutralProviders are the providers whose questions must be vendor neutral.
+var neutralProviders = map[string]bool{"CloudOne": true, "CloudTwo": true, "CloudThree": true, "VendorFour": true,
+	"VendorFive": true, "Orchestrator": true, "PMBody": true, "CRMVendor": true, "ScrumBody": true, "IaCVendor": true, "SecBody": true}
+
+// Lint returns the item-writing flaws of the content: per question, per
+// certification and across the whole bank. Findings are sorted by file and
+// line.
+func Lint(c *Content) []Finding {
+	var fs []Finding
+	add := func(rule string, src Source, format string, args ...any) {
+		fs = append(fs, Finding{rule, Problem{src.File, src.Line, fmt.Sprintf(format, args...)}})
+	}
+	byCert := map[string][]int{}
+	for i := range c.Questions {
+		q := &c.Questions[i]
+		src := c.Sources[i]
+		byCert[q.Certification] = append(byCert[q.Certification], i)
+		lintQuestion(q, c.Certification(q.Certification), func(rule, format string, args ...any) { add(rule, src, format, args...) })
+	}
+	for _, cert := range c.Certifications {
+		idx := byCert[cert.Slug]
+		src := Source{File: "content/certifications/" + cert.Slug + "/certification.yaml", Line: 1}
+		if len(c.Sources) > 0 {
+			for _, i := range idx {
+				src.File = strings.TrimSuffix(c.Sources[i].File, c.Sources[i].File[strings.Index(c.Sources[i].File, "/questions/"):]) + "/certification.yaml"
+				break
+			}
+		}
+		if len(idx) == 0 {
+			continue
+		}
+		lintCertification(c, cert, idx, func(rule string, s Source, format string, args ...any) {
+			if s.File == "" {
+				s = src
+			}
+			add(rule, s, format, args...)
+		})
+	}
+	fs = append(fs, nearDuplicates(c)...)
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].File != fs[j].File {
+			return fs[i].File < fs[j].File
+		}
+		if fs[i].Line != fs[j].Line {
+			return fs[i].Line < fs[j].Line
+		}
+		return fs[i].Rule < fs[j].Rule
+	})
+	return fs
+}
+
+func lintQuestion(q *certbank.Question, cert *certbank.Certification, add func(rule, format string, args ...any)) {
+	stem := q.Stem
+	if n := len([]rune(stem)); n < minStem || n > maxStem {
+		add("stem-length", "question is %d characters; keep it between %d and %d", n, minStem, maxStem)
+	}
+	if s := strings.TrimSpace(stem); s != "" && !strings.HasSuffix(s, "?") && !strings.HasSuffix(s, ":") {
+		add("stem-focus", "question should end with \"?\" or \":\" so it can be answered before reading the options")
+	}
+	for _, m := range negativeRE.FindAllString(stem, -1) {
+		if m != strings.ToUpper(m) {
+			add("negative-stem", "negative word %q in the question; rephrase positively or write it in capitals (%s)", m, strings.ToUpper(m))
+		}
+	}
+	for i, o := range q.Options {
+		l := certbank.Letters[i]
+		if n := len([]rune(o)); n < minOption || n > maxOption {
+			add("option-length", "option %s is %d characters; keep options between %d and %d", l, n, minOption, maxOption)
+		}
+		if allNoneRE.MatchString(o) {
+			add("all-none-above", "option %s uses \"all/none of the above\" or combines letters; write a standalone option", l)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		for j := i + 1; j < 4; j++ {
+			if sameOption(q.Options[i], q.Options[j]) {
+				add("duplicate-options", "options %s and %s are (nearly) the same; make every option distinct", certbank.Letters[i], certbank.Letters[j])
+			}
+		}
+	}
+	// Absolute words only in distractors are a testwise cue.
+	if q.Answer.Index() >= 0 && !absoluteRE.MatchString(q.Options.Get(q.Answer)) {
+		n := 0
+		for i, o := range q.Options {
+			if certbank.Letters[i] != q.Answer && absoluteRE.MatchString(o) {
+				n++
+			}
+		}
+		if n >= 2 {
+			add("absolute-terms", "%d distractors say always or never and the key does not; this cues the answer", n)
+		}
+	}
+	ex := q.Explanation
+	if n := len([]rune(ex)); n < minExplanation {
+		add("explanation-thin", "explanation is %d characters; explain why the answer is right and why each other option is wrong (at least %d)", n, minExplanation)
+	}
+	for i, l := range certbank.Letters {
+		if l == q.Answer || q.Answer.Index() < 0 {
+			continue
+		}
+		if !mentionsLetter(ex, l) && !strings.Contains(strings.ToLower(ex), strings.ToLower(firstWords(q.Options[i], 4))) {
+			add("explanation-distractor", "explanation does not say why option %s is wrong; add \"%s is wrong because …\"", l, l)
+		}
+		if claimsCorrect(ex, l) {
+			add("explanation-contradicts-key", "explanation calls option %s correct but the answer is %s", l, q.Answer)
+		}
+	}
+	if cert != nil && neutralProviders[cert.Provider] {
+		for _, t := range append([]string{stem, ex}, q.Options[:]...) {
+			if m := vendorRE.FindString(t); m != "" {
+				add("vendor-name", "%q names a real vendor or product; %s questions are vendor neutral (describe the service by what it does)", m, cert.Provider)
+				break
+			}
+		}
+	}
+}
+
+func mentionsLetter(ex string, l certbank.Letter) bool {
+	re := letterREs[l.Index()]
+	return re.MatchString(ex)
+}
+
+func claimsCorrect(ex string, l certbank.Letter) bool {
+	return correctREs[l.Index()].MatchString(ex)
+}
+
+var letterREs, correctREs = func() ([]*regexp.Regexp, []*regexp.Regexp) {
+	var a, b []*regexp.Regexp
+	for _, l := range certbank.Letters {
+		a = append(a, regexp.MustCompile(`(?:^|[^\p{L}])(?:[Oo]ption |\()?`+string(l)+`\)?(?:\s+(?:is|was|would|does|fails|only|describes|confuses|misses|ignores|addresses|applies|refers|lacks|can|cannot|could|won't|isn't|doesn't|helps|reduces|increases|provides|requires|uses|adds|moves|gives|leaves|works|checks|protects|covers|measures|tests|targets|handles|focuses|violates|skips|delays|treats|assumes|breaks|keeps|removes|creates|makes|sends)\b|[:,;]| —| –| -)`))
+		b = append(b, regexp.MustCompile(`(?:^|[.!?]\s+)(?:[Oo]ption )?`+string(l)+`\)? is (?:the )?correct\b`))
+	}
+	return a, b
+}()
+
+func firstWords(s string, n int) string {
+	ws := strings.Fields(s)
+	if len(ws) > n {
+		ws = ws[:n]
+	}
+	return strings.Join(ws, " ")
+}
+
+func lintCertification(c *Content, cert certbank.Certification, idx []int, add func(rule string, s Source, format string, args ...any)) {
+	n := len(idx)
+	keys := map[certbank.Letter]int{}
+	longest := 0
+	run, prev := 0, certbank.Letter("")
+	for _, i := range idx {
+		q := &c.Questions[i]
+		keys[q.Answer]++
+		if q.Answer == prev {
+			run++
+		} else {
+			run, prev = 1, q.Answer
+		}
+		if run == 4 {
+			add("key-run", c.Sources[i], "four questions in a row have answer %s; reorder or rekey to break the run", q.Answer)
+		}
+		if keyIsLongest(q) {
+			longest++
+		}
+	}
+	if share := float64(longest) / float64(n); share > maxKeyLongestShare {
+		add("key-longest", Source{}, "the answer is the longest option in %d of %d questions (%.0f%%); keep it under %.0f%% by lengthening distractors", longest, n, share*100, maxKeyLongestShare*100)
+	}
+	for _, l := range certbank.Letters {
+		if share := float64(keys[l]) / float64(n); share < minLetterShare || share > maxLetterShare {
+			add("answer-balance", Source{}, "answer %s is the key of %d of %d questions (%.0f%%); each letter should be 15–35%%", l, keys[l], n, share*100)
+		}
+	}
+}
+
+func keyIsLongest(q *certbank.Question) bool {
+	k := q.Answer.Index()
+	if k < 0 {
+		return false
+	}
+	kl := len(q.Options[k])
+	for i, o := range q.Options {
+		if i != k && len(o) >= kl {
+			return false
+		}
+	}
+	return true
+}
+
+// sameOption reports whether two options are (nearly) the same: equal once
+// case and spacing are ignored, or, for options of three words or more,
+// sharing at least 90 % of their word trigrams. Short options such as cron
+// expressions or commands differ in their symbols, so only equality counts.
+func sameOption(a, b string) bool {
+	na, nb := strings.Join(strings.Fields(strings.ToLower(a)), " "), strings.Join(strings.Fields(strings.ToLower(b)), " ")
+	if na == nb {
+		return true
+	}
+	if len(words(a)) < 3 || len(words(b)) < 3 {
+		return false
+	}
+	return similarity(a, b) >= 0.9
+}
+
+// similarity is the Jaccard index of the word-trigram (shingle) sets of a
+// and b, or of their word sets for short texts.
+func similarity(a, b string) float64 {
+	sa, sb := shingles(a), shingles(b)
+	if len(sa) == 0 && len(sb) == 0 {
+		return 1
+	}
+	inter := 0
+	for s := range sa {
+		if sb[s] {
+			inter++
+		}
+	}
+	return float64(inter) / float64(len(sa)+len(sb)-inter)
+}
+
+func words(s string) []string {
+	ws := wordRE.FindAllString(strings.ToLower(s), -1)
+	return ws
+}
+
+func shingles(s string) map[string]bool {
+	ws := words(s)
+	out := map[string]bool{}
+	if len(ws) < 3 {
+		for _, w := range ws {
+			out[w] = true
+		}
+		return out
+	}
+	for i := 0; i+3 <= len(ws); i++ {
+		out[ws[i]+" "+ws[i+1]+" "+ws[i+2]] = true
+	}
+	return out
+}
+
+// nearDuplicates finds pairs of questions whose stems (with their answers)
+// are nearly the same, across the whole bank. Candidate pairs come from an
+// inverted index of rare shingles, so it stays fast on large banks.
+func nearDuplicates(c *Content) []Finding {
+	type doc struct {
+		sh map[string]bool
+	}
+	docs := make([]doc, len(c.Questions))
+	index := map[string][]int{}
+	for i := range c.Questions {
+		q := &c.Questions[i]
+		docs[i].sh = shingles(q.Stem + " " + q.Options.Get(q.Answer))
+		for s := range docs[i].sh {
+			index[s] = append(index[s], i)
+		}
+	}
+	var fs []Finding
+	seen := map[[2]int]bool{}
+	for i := range c.Questions {
+		counts := map[int]int{}
+		for s := range docs[i].sh {
+			post := index[s]
+			if len(post) > 50 { // too common to identify a question
+				continue
+			}
+			for _, j := range post {
+				if j > i {
+					counts[j]++
+				}
+			}
+		}
+		for j, shared := range counts {
+			if seen[[2]int{i, j}] {
+				continue
+			}
+			union := len(docs[i].sh) + len(docs[j].sh) - shared
+			if union > 0 && float64(shared)/float64(union) >= nearDuplicateThreshold {
+				seen[[2]int{i, j}] = true
+				fs = append(fs, Finding{"duplicate-question", Problem{c.Sources[j].File, c.Sources[j].Line,
+					fmt.Sprintf("question %s nearly repeats %s (%s:%d); rewrite one or remove it", c.Questions[j].ID, c.Questions[i].ID, c.Sources[i].File, c.Sources[i].Line)}})
+			}
+		}
+	}
+	return fs
+}
+
+var _ = unicode.IsLetter
