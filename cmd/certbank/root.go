@@ -82,6 +82,7 @@ func (a *app) newRootCmd() *cobra.Command {
 		a.newMigrateCmd(),
 		a.newPayCmd(),
 		a.newPaymentsCmd(),
+		a.newVerifyCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -1,0 +1,393 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/generator"
+	"github.com/certbank/certbank/verify"
+	"github.com/spf13/cobra"
+)
+
+// newVerifyCmd builds "certbank verify": blind solvers check the stored
+// answers, as the quality policy requires.
+func (a *app) newVerifyCmd() *cobra.Command {
+	var content string
+	cmd := &cobra.Command{
+		Use:   "verify",
+		Short: "Check stored answers with independent blind solvers: sheet, import, run, status, override",
+		Long: `A question is published to the keyed and paid routes only when at least
+quality.min_agreeing_solvers (site.yaml) independent solvers chose its stored answer
+without seeing it, and none chose another answer without a reviewed override.
+
+  certbank verify sheet      export a blind answer sheet (no answers, no explanations)
+  certbank verify import     record a filled sheet as one solver's answers
+  certbank verify run        ask a model (openai:) or a program (cmd:) every missing question
+  certbank verify status     what is verified, pending and disagreeing
+  certbank verify override   record a reviewed decision on a disagreement
+
+Answers are recorded as verification entries {solver, answer, date} in the question
+files, edited in place (comments and formatting stay). The solver NAME is published
+with the question's quality evidence: describe honestly who or what answered, e.g.
+"gpt-4o-2024-08-06 via API, temperature 0" or "J. Doe (CISSP holder)".`,
+	}
+	cmd.PersistentFlags().StringVar(&content, "content", a.envDefault("CERTBANK_CONTENT", "content"), "content directory (env CERTBANK_CONTENT)")
+	open := func() (*verify.Bank, error) {
+		if st, err := os.Stat(content); err != nil || !st.IsDir() {
+			return nil, usagef("content directory %q not found; pass --content DIR", content)
+		}
+		b, err := verify.Open(content)
+		return b, verifyErr(err)
+	}
+	cmd.AddCommand(
+		a.newVerifySheetCmd(open),
+		a.newVerifyImportCmd(open),
+		a.newVerifyRunCmd(open),
+		a.newVerifyStatusCmd(open),
+		a.newVerifyOverrideCmd(open),
+	)
+	for _, c := range cmd.Commands() {
+		c.Args = wrapArgs(c.Args)
+	}
+	return cmd
+}
+
+// verifyErr turns the verify package's Invalid errors (bad flags or
+// arguments) into usage errors.
+func verifyErr(err error) error {
+	if err != nil && certbank.ErrorCode(err) == certbank.Invalid {
+		return usageError{err}
+	}
+	return err
+}
+
+type openBank func() (*verify.Bank, error)
+
+func (a *app) newVerifySheetCmd(open openBank) *cobra.Command {
+	var slug, out, format, dir, solver string
+	var all, force bool
+	cmd := &cobra.Command{
+		Use:   "sheet --certification SLUG [--out FILE] [--format json|csv] | --all --dir DIR",
+		Short: "Export a blind answer sheet: ids, questions and options, no answers",
+		Long: `Writes the questions of a certification as a blind answer sheet for a solver to
+fill in: id, question and options A-D, with an empty "answer". Keys, explanations,
+domains and difficulties are left out. JSON (the default) or CSV with the header
+id,question,A,B,C,D,answer. Without --out the sheet goes to stdout; --all --dir DIR
+writes DIR/<slug>.json (or .csv) for every certification. An existing file is not
+overwritten without --force, as it may hold a solver's answers.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case all == (slug != ""):
+				return usagef("give --certification SLUG, or --all with --dir DIR")
+			case all && dir == "":
+				return usagef("--all writes one sheet per certification into --dir DIR; give --dir")
+			case all && out != "":
+				return usagef("--out names one sheet; with --all use --dir DIR")
+			case !all && dir != "":
+				return usagef("--dir is for --all; for one certification use --out FILE")
+			}
+			if format == "" {
+				format = "json"
+				if strings.EqualFold(filepath.Ext(out), ".csv") {
+					format = "csv"
+				}
+			}
+			f, err := verify.ParseFormat(format)
+			if err != nil {
+				return verifyErr(err)
+			}
+			b, err := open()
+			if err != nil {
+				return err
+			}
+			write := func(slug, path string) (int, error) {
+				s, err := b.Sheet(slug, solver)
+				if err != nil {
+					return 0, verifyErr(err)
+				}
+				switch {
+				case path == "":
+					return len(s.Questions), s.Write(a.stdout, f)
+				case all && len(s.Questions) == 0:
+					return 0, nil // nothing to answer: no sheet
+				}
+				if _, err := os.Stat(path); err == nil && !force {
+					return 0, usagef("%s exists and may hold a solver's answers; pass --force to overwrite it", path)
+				}
+				var buf bytes.Buffer
+				if err := s.Write(&buf, f); err != nil {
+					return 0, err
+				}
+				return len(s.Questions), os.WriteFile(path, buf.Bytes(), 0o644)
+			}
+			if !all {
+				n, err := write(slug, out)
+				if err == nil && out != "" {
+					fmt.Fprintf(a.stdout, "wrote %d questions of %s to %s\n", n, slug, out)
+				}
+				return err
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return err
+			}
+			sheets, total := 0, 0
+			for _, c := range b.Content().Certifications {
+				n, err := write(c.Slug, filepath.Join(dir, c.Slug+"."+string(f)))
+				if err != nil {
+					return err
+				}
+				if n > 0 {
+					sheets++
+					total += n
+				}
+			}
+			fmt.Fprintf(a.stdout, "wrote %d sheet(s) with %d questions to %s\n", sheets, total, dir)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&slug, "certification", "", "the certification slug")
+	fl.StringVar(&out, "out", "", "write the sheet to FILE instead of stdout")
+	fl.StringVar(&format, "format", "", "json or csv (default json, or csv when --out ends in .csv)")
+	fl.BoolVar(&all, "all", false, "one sheet per certification, into --dir")
+	fl.StringVar(&dir, "dir", "", "directory for --all")
+	fl.StringVar(&solver, "solver", "", "only the questions solver NAME has not answered yet")
+	fl.BoolVar(&force, "force", false, "overwrite existing sheet files")
+	return cmd
+}
+
+func (a *app) newVerifyImportCmd(open openBank) *cobra.Command {
+	var solver, date string
+	cmd := &cobra.Command{
+		Use:   "import --solver NAME [--date YYYY-MM-DD] FILE...",
+		Short: "Record filled answer sheets as one solver's verification entries",
+		Long: `Reads filled answer sheets (JSON or CSV, told apart by their content) and records
+each answer as a verification entry {solver: NAME, answer, date} on its question,
+editing the question files in place. A solver's earlier entry on a question is
+replaced, so importing the same sheet twice changes nothing.
+
+Every sheet is checked first. Unknown or duplicate ids, question or option texts
+that differ from the bank, and empty or invalid answers refuse the whole import
+(exit 3, one file:line message each) and no file changes.
+
+NAME is published as quality evidence: describe honestly who answered, e.g.
+"J. Doe (CISSP holder), closed book".`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			if solver == "" {
+				return usagef("--solver NAME is required: who answered the sheet, honestly described")
+			}
+			b, err := open()
+			if err != nil {
+				return err
+			}
+			n, err := b.Import(solver, date, files...)
+			if err != nil {
+				return verifyErr(err)
+			}
+			fmt.Fprintf(a.stdout, "recorded %d answers of %q (%d agree with the stored answer, %d disagree): %d new, %d replaced, %d unchanged; %d file(s) written\n",
+				n.Answers, solver, n.Agree, n.Disagree, n.Added, n.Replaced, n.Unchanged, len(n.Files))
+			for _, id := range n.OverridesDropped {
+				fmt.Fprintf(a.stdout, "note: the override on %s was dropped because %q's answer changed\n", id, solver)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&solver, "solver", "", "who answered, honestly described (required)")
+	cmd.Flags().StringVar(&date, "date", "", "date of the answers, YYYY-MM-DD (default today)")
+	return cmd
+}
+
+func (a *app) newVerifyRunCmd(open openBank) *cobra.Command {
+	var specs []string
+	var o verify.RunOptions
+	cmd := &cobra.Command{
+		Use:   "run --solver NAME=SPEC... [--certification SLUG] [--concurrency N] [--retries N]",
+		Short: "Ask a model or a program every question it has not answered yet",
+		Long: `Asks each solver every question (of --certification, or all) that has no entry
+of that solver yet, and records the answers in batches as they arrive: an
+interrupted run keeps what it got, and running it again asks only what is missing.
+
+SPEC is one of:
+  openai:URL,model=MODEL   an OpenAI-compatible API: POST URL/chat/completions, with
+                           the bearer token from CERTBANK_SOLVER_API_KEY (or
+                           OPENAI_API_KEY), temperature 0; the first standalone
+                           letter A-D of the reply is the answer
+  cmd:PATH                 a program: the question as JSON {"id", "question",
+                           "options"} on stdin, its letter on stdout
+
+Rate limits (429), server errors (5xx) and timeouts are retried with exponential
+backoff. --solver may be given more than once; NAME is published as quality
+evidence, so describe the solver honestly, e.g.
+  --solver "gpt-4o-2024-08-06 via API, temperature 0=openai:https://api.openai.com/v1,model=gpt-4o-2024-08-06"`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(specs) == 0 {
+				return usagef("give at least one --solver NAME=SPEC")
+			}
+			key := a.envDefault("CERTBANK_SOLVER_API_KEY", a.getenv("OPENAI_API_KEY"))
+			for _, s := range specs {
+				name, spec, ok := strings.Cut(s, "=")
+				if !ok || name == "" {
+					return usagef("--solver %q must be NAME=SPEC, e.g. \"my-model via API=openai:https://host/v1,model=my-model\"", s)
+				}
+				solver, err := verify.ParseSolver(spec, key)
+				if err != nil {
+					return verifyErr(err)
+				}
+				o.Solvers = append(o.Solvers, verify.NamedSolver{Name: name, Solver: solver})
+			}
+			if o.Concurrency < 1 {
+				return usagef("--concurrency must be at least 1")
+			}
+			if o.Retries < 0 {
+				return usagef("--retries must be 0 or more")
+			}
+			if o.Retries == 0 {
+				o.Retries = -1 // RunOptions: negative means none
+			}
+			b, err := open()
+			if err != nil {
+				return err
+			}
+			o.Progress, o.Terminal = a.stderr, isTerminal(a.stderr)
+			res, err := b.Run(cmd.Context(), o)
+			if res == nil {
+				return verifyErr(err)
+			}
+			for _, f := range res.Failed {
+				fmt.Fprintf(a.stderr, "no answer from %q to %s: %v\n", f.Solver, f.ID, f.Err)
+			}
+			if len(res.Stale) > 0 {
+				fmt.Fprintf(a.stderr, "%d answer(s) not recorded because the question changed while it was asked: %s\n", len(res.Stale), strings.Join(res.Stale, ", "))
+			}
+			fmt.Fprintf(a.stdout, "%d of %d questions answered (%d agree with the stored answer, %d disagree), %d failed; %d file(s) written\n",
+				res.Answers, res.Total, res.Agree, res.Disagree, len(res.Failed), len(res.Files))
+			missing := res.Total - res.Answers
+			switch {
+			case err != nil && cmd.Context().Err() != nil:
+				return fmt.Errorf("interrupted; the %d answers received were kept, run the same command again to ask the remaining %d", res.Answers, missing)
+			case err != nil && res.Answers > 0:
+				return fmt.Errorf("%w\nthe %d answers received were kept; run the same command again to ask the remaining %d", verifyErr(err), res.Answers, missing)
+			case err != nil:
+				return verifyErr(err)
+			case missing > 0:
+				return fmt.Errorf("%d question(s) got no answer; run the same command again to ask them", missing)
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&specs, "solver", nil, "NAME=SPEC: who answers (honestly described) and how to reach it; repeatable")
+	fl.StringVar(&o.Certification, "certification", "", "only this certification (default all)")
+	fl.IntVar(&o.Concurrency, "concurrency", 4, "questions asked at once")
+	fl.IntVar(&o.Retries, "retries", 3, "further attempts after a rate limit, server error or timeout")
+	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "time limit of each attempt")
+	return cmd
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+func (a *app) newVerifyStatusCmd(open openBank) *cobra.Command {
+	var slug string
+	var check bool
+	cmd := &cobra.Command{
+		Use:   "status [--certification SLUG] [--check]",
+		Short: "Show per certification how many questions are verified, pending and disagreeing",
+		Long: `Prints per certification the number of questions; how many are verified (at least
+quality.min_agreeing_solvers solvers chose the stored answer and none disagrees);
+pending (fewer agreeing solvers, none disagreeing); and disagreeing (a solver chose
+another answer and no override records a review). Every disagreement is listed
+with its file:line, the stored answer and each disagreeing solver's answer.
+
+Exits 0, or with --check 3 when anything is pending or disagreeing.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			b, err := open()
+			if err != nil {
+				return err
+			}
+			st, err := b.Status(slug)
+			if err != nil {
+				return verifyErr(err)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "CERTIFICATION\tQUESTIONS\t≥%d AGREEING\tPENDING\tDISAGREEING\n", st.MinAgreeing)
+			var sum verify.CertStatus
+			for _, c := range st.Certifications {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", c.Slug, c.Questions, c.Verified, c.Pending, c.Disagreeing)
+				sum.Questions += c.Questions
+				sum.Verified += c.Verified
+				sum.Pending += c.Pending
+				sum.Disagreeing += c.Disagreeing
+			}
+			if len(st.Certifications) > 1 {
+				fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\n", sum.Questions, sum.Verified, sum.Pending, sum.Disagreeing)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(st.Disagreeing) > 0 {
+				fmt.Fprintf(a.stdout, "\nDisagreements: fix the question, or record a review with\n  certbank verify override --id ID --solver NAME --reason \"...\"\n")
+				for _, d := range st.Disagreeing {
+					var who []string
+					for _, v := range d.Disagree {
+						who = append(who, fmt.Sprintf("%q answered %s", v.Solver, v.Answer))
+					}
+					fmt.Fprintf(a.stdout, "%s:%d: %s: stored %s; %s\n", d.Source.File, d.Source.Line, d.ID, d.Answer, strings.Join(who, "; "))
+				}
+			}
+			if check && sum.Pending+sum.Disagreeing > 0 {
+				return generator.Problems{{File: b.Dir(), Msg: fmt.Sprintf("%d question(s) pending and %d disagreeing; not every question is verified", sum.Pending, sum.Disagreeing)}}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&slug, "certification", "", "only this certification (default all)")
+	cmd.Flags().BoolVar(&check, "check", false, "exit 3 when any question is pending or disagreeing")
+	return cmd
+}
+
+func (a *app) newVerifyOverrideCmd(open openBank) *cobra.Command {
+	var id, solver, reason string
+	cmd := &cobra.Command{
+		Use:   "override --id ID --solver NAME --reason \"...\"",
+		Short: "Record a reviewed decision that a solver's disagreement is resolved",
+		Long: `Resolves a disagreement without changing the question: sets override: "<reason>"
+on solver NAME's verification entry of question ID, in place. The quality policy
+then no longer counts that entry as a disagreement (it does not count as agreeing
+either). Say in the reason why the stored answer stands. When the question itself
+was wrong, fix it instead.`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if id == "" || solver == "" || reason == "" {
+				return usagef("--id, --solver and --reason are all required")
+			}
+			b, err := open()
+			if err != nil {
+				return err
+			}
+			if err := b.Override(id, solver, reason); err != nil {
+				return verifyErr(err)
+			}
+			fmt.Fprintf(a.stdout, "recorded the override on %q's answer to %s\n", solver, id)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&id, "id", "", "the question id")
+	cmd.Flags().StringVar(&solver, "solver", "", "the disagreeing solver's name, as recorded")
+	cmd.Flags().StringVar(&reason, "reason", "", "why the stored answer stands")
+	return cmd
+}

@@ -1,0 +1,280 @@
+package verify
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/generator"
+)
+
+// Item is a question as a solver sees it: the stem and the options, with
+// whitespace normalised, and nothing else (no key, no explanation, no domain
+// or difficulty).
+type Item struct {
+	ID       string  `json:"id"`
+	Question string  `json:"question"`
+	Options  Options `json:"options"`
+}
+
+// Options are the texts of options A to D.
+type Options struct {
+	A string `json:"A"`
+	B string `json:"B"`
+	C string `json:"C"`
+	D string `json:"D"`
+}
+
+// Get returns the text of option l.
+func (o Options) Get(l certbank.Letter) string {
+	return [4]string{o.A, o.B, o.C, o.D}[l.Index()]
+}
+
+// itemOf returns what a solver sees of q.
+func itemOf(q *certbank.Question) Item {
+	return Item{ID: q.ID, Question: normalize(q.Stem), Options: Options{
+		A: normalize(q.Options[0]), B: normalize(q.Options[1]), C: normalize(q.Options[2]), D: normalize(q.Options[3]),
+	}}
+}
+
+// normalize collapses runs of whitespace into single spaces.
+func normalize(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// Sheet is a blind answer sheet: the questions of one certification for a
+// solver to answer without seeing the keys.
+type Sheet struct {
+	Certification string `json:"certification"`
+	Instructions  string `json:"instructions"`
+	Questions     []Row  `json:"questions"`
+}
+
+// Row is one question of a sheet and the letter the solver wrote.
+type Row struct {
+	Item
+	Answer string `json:"answer"`
+	Line   int    `json:"-"` // where the row starts in a read sheet
+}
+
+// Instructions is the text at the top of every JSON sheet.
+const Instructions = `Answer every question on your own, without looking anything up in the question bank: ` +
+	`write the letter (A, B, C or D) of the single best option in "answer". ` +
+	`Do not change ids, questions or options. Return the filled sheet to the operator, ` +
+	`who records it with: certbank verify import --solver "<who answered, honestly described>" FILE`
+
+// Format is a sheet file format.
+type Format string
+
+// The sheet formats.
+const (
+	JSON Format = "json"
+	CSV  Format = "csv"
+)
+
+// ParseFormat returns the format named s.
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case JSON, CSV:
+		return f, nil
+	}
+	return "", certbank.Errorf(certbank.Invalid, "format %q is not json or csv", s)
+}
+
+// Sheet returns the blind answer sheet of certification slug, in bank order.
+// With unanswered set, it holds only the questions that solver has not
+// answered yet.
+func (b *Bank) Sheet(slug, unanswered string) (*Sheet, error) {
+	if err := b.certification(slug); err != nil {
+		return nil, err
+	}
+	s := &Sheet{Certification: slug, Instructions: Instructions, Questions: []Row{}}
+	for i := range b.content.Questions {
+		q := &b.content.Questions[i]
+		if q.Certification != slug || unanswered != "" && answeredBy(q, unanswered) {
+			continue
+		}
+		s.Questions = append(s.Questions, Row{Item: itemOf(q)})
+	}
+	return s, nil
+}
+
+// answeredBy reports whether solver has an entry on q.
+func answeredBy(q *certbank.Question, solver string) bool {
+	for _, v := range q.Verifications {
+		if v.Solver == solver {
+			return true
+		}
+	}
+	return false
+}
+
+// Write writes the sheet in format f.
+func (s *Sheet) Write(w io.Writer, f Format) error {
+	if f == CSV {
+		return s.writeCSV(w)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(s)
+}
+
+var csvHeader = []string{"id", "question", "A", "B", "C", "D", "answer"}
+
+func (s *Sheet) writeCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	cw.Write(csvHeader)
+	for _, r := range s.Questions {
+		o := r.Options
+		cw.Write([]string{r.ID, r.Question, o.A, o.B, o.C, o.D, r.Answer})
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// ReadSheet reads a filled sheet, JSON or CSV (told apart by the content).
+// name is how the file is named in problems. A sheet that cannot be read
+// returns generator.Problems with file:line.
+func ReadSheet(name string, data []byte) (*Sheet, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	var s *Sheet
+	var err error
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+		s, err = readJSON(data)
+	} else {
+		s, err = readCSV(data)
+	}
+	if err != nil {
+		var p lineError
+		if !errors.As(err, &p) {
+			p = lineError{0, err}
+		}
+		return nil, generator.Problems{{File: name, Line: p.line, Msg: p.err.Error()}}
+	}
+	if len(s.Questions) == 0 {
+		return nil, generator.Problems{{File: name, Msg: "the sheet holds no questions"}}
+	}
+	return s, nil
+}
+
+// lineError is a sheet error at a line.
+type lineError struct {
+	line int
+	err  error
+}
+
+func (e lineError) Error() string { return e.err.Error() }
+
+func readJSON(data []byte) (*Sheet, error) {
+	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(off, int64(len(data)))], []byte("\n")) }
+	// start returns the offset of the next value at or after off.
+	start := func(off int64) int64 {
+		for off < int64(len(data)) && strings.IndexByte(" \t\r\n,", data[off]) >= 0 {
+			off++
+		}
+		return off
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	fail := func(err error) error {
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			return lineError{lineAt(se.Offset), fmt.Errorf("not valid JSON: %v", err)}
+		case errors.As(err, &te):
+			return lineError{lineAt(te.Offset), fmt.Errorf("%q must be %s, not a JSON %s", te.Field, te.Type, te.Value)}
+		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+			return lineError{lineAt(int64(len(data))), errors.New("the JSON ends too early")}
+		}
+		return lineError{lineAt(dec.InputOffset()), fmt.Errorf("not a sheet: %v", err)}
+	}
+	delim := func(want json.Delim, what string) error {
+		off := start(dec.InputOffset())
+		t, err := dec.Token()
+		if err != nil {
+			return fail(err)
+		}
+		if t != want {
+			return lineError{lineAt(off), fmt.Errorf("expected %s", what)}
+		}
+		return nil
+	}
+	s := &Sheet{}
+	if err := delim('{', `a sheet: {"certification": ..., "questions": [...]}`); err != nil {
+		return nil, err
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, fail(err)
+		}
+		switch t {
+		case "certification":
+			err = dec.Decode(&s.Certification)
+		case "instructions":
+			err = dec.Decode(&s.Instructions)
+		case "questions":
+			if err := delim('[', `"questions" to be a list`); err != nil {
+				return nil, err
+			}
+			for dec.More() {
+				line := lineAt(start(dec.InputOffset()))
+				var r Row
+				if err := dec.Decode(&r); err != nil {
+					return nil, fail(err)
+				}
+				r.Line = line
+				s.Questions = append(s.Questions, r)
+			}
+			_, err = dec.Token()
+		default:
+			var skip json.RawMessage
+			err = dec.Decode(&skip)
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+	}
+	return s, nil
+}
+
+func readCSV(data []byte) (*Sheet, error) {
+	r := csv.NewReader(bytes.NewReader(data))
+	r.FieldsPerRecord = len(csvHeader)
+	fail := func(err error) error {
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return lineError{pe.Line, fmt.Errorf("not a sheet in CSV: %v (the header is %s)", pe.Err, strings.Join(csvHeader, ","))}
+		}
+		return err
+	}
+	head, err := r.Read()
+	if err != nil {
+		return nil, fail(err)
+	}
+	for i, h := range head {
+		if !strings.EqualFold(strings.TrimSpace(h), csvHeader[i]) {
+			return nil, lineError{1, fmt.Errorf("the header must be %s (a sheet is JSON starting with { or CSV)", strings.Join(csvHeader, ","))}
+		}
+	}
+	s := &Sheet{}
+	for {
+		rec, err := r.Read()
+		if err == io.EOF {
+			return s, nil
+		}
+		if err != nil {
+			return nil, fail(err)
+		}
+		line, _ := r.FieldPos(0)
+		s.Questions = append(s.Questions, Row{
+			Item:   Item{ID: rec[0], Question: rec[1], Options: Options{rec[2], rec[3], rec[4], rec[5]}},
+			Answer: rec[6],
+			Line:   line,
+		})
+	}
+}
