@@ -27,8 +27,8 @@ func testBank(n int) *certbank.Bank {
 		Name: "certbank", BaseURL: "http://certbank.test", FunctionsURL: "http://certbank.test", MCPURL: "http://certbank.test",
 		Contact: "support@certbank.test", FreeSampleSize: 5,
 		Quality: certbank.QualityPolicy{MinAgreeingSolvers: 2},
-		Pricing: certbank.Pricing{Entries: []certbank.PriceEntry{{10, 10000}, {25, 20000}, {50, 40000}}, NoAnswerDiscountPercent: 30},
-		Payment: certbank.Payment{Network: "base", PayTo: "0x7e5F4552091A69125d5DfCb7b8C2659029395Bdf", MaxTimeoutSeconds: 300},
+		Pricing: certbank.Pricing{Entries: []certbank.PriceEntry{{Questions: 10, Amount: 10000}, {Questions: 25, Amount: 20000}, {Questions: 50, Amount: 40000}}, NoAnswerDiscountPercent: 30},
+		Payment: certbank.Payment{Network: "base", PayTo: "0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf", MaxTimeoutSeconds: 300},
 		Tiers: []certbank.Tier{
 			{Name: "free", Title: "Free", PerMinute: 10, PerMonth: 100, UniqueQuestions: 50, MaxLimit: 10},
 			{Name: "developer", Title: "Developer", PerMinute: 60, PerMonth: 10000, UniqueQuestions: 5000, MaxLimit: 50},
@@ -37,7 +37,7 @@ func testBank(n int) *certbank.Bank {
 	}
 	for _, slug := range []string{"cissp", "pmp"} {
 		b.Certifications = append(b.Certifications, certbank.Certification{Slug: slug, Name: strings.ToUpper(slug), Provider: map[string]string{"cissp": "SecBody", "pmp": "PMBody"}[slug],
-			Status: certbank.Current, ExamMinutes: 60, ExamQuestions: 60, Domains: []certbank.Domain{{"Alpha", 50}, {"Beta", 50}}})
+			Status: certbank.Current, ExamMinutes: 60, ExamQuestions: 60, Domains: []certbank.Domain{{Name: "Alpha", Weight: 50}, {Name: "Beta", Weight: 50}}})
 		for i := 0; i < n; i++ {
 			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, map[string]int{"cissp": 1, "pmp": 2}[slug])
 			b.Questions = append(b.Questions, certbank.Question{
