@@ -19,16 +19,23 @@ const insertUsageSQL = `INSERT INTO usage_state (key_id)
 	SELECT k FROM unnest($1::text[]) AS k ORDER BY k
 	ON CONFLICT (key_id) DO NOTHING`
 
-// lockUsageSQL reads and locks the usage rows of $1 in key order, with the
-// month counts of month $2. A stable order keeps two batches that share
-// keys from deadlocking.
-const lockUsageSQL = `SELECT s.key_id, s.minute_start, s.minute_count, s.seen, s.seen_count,
-		coalesce(m.requests, 0), coalesce(m.questions, 0)
-	FROM usage_state AS s
-	LEFT JOIN usage_monthly AS m ON m.key_id = s.key_id AND m.month = $2
-	WHERE s.key_id = ANY($1::text[])
-	ORDER BY s.key_id
-	FOR UPDATE OF s`
+// lockUsageSQL reads and locks the usage rows of $1 in key order. A stable
+// order keeps two batches that share keys from deadlocking. After waiting
+// for a lock, PostgreSQL returns the row's latest version.
+const lockUsageSQL = `SELECT key_id, minute_start, minute_count, seen, seen_count
+	FROM usage_state
+	WHERE key_id = ANY($1::text[])
+	ORDER BY key_id
+	FOR UPDATE`
+
+// monthUsageSQL reads the counts of month $2 of the keys $1. It must be its
+// own statement, run after lockUsageSQL: joined into the locking statement,
+// these rows would come from the snapshot taken before waiting for the
+// locks (READ COMMITTED re-reads only the locked rows), and a transaction
+// that committed in between would have its counts lost.
+const monthUsageSQL = `SELECT key_id, requests, questions
+	FROM usage_monthly
+	WHERE key_id = ANY($1::text[]) AND month = $2`
 
 const saveStateSQL = `UPDATE usage_state AS s
 	SET minute_start = u.minute_start, minute_count = u.minute_count, seen = u.seen, seen_count = u.seen_count
@@ -76,9 +83,9 @@ type usageTx struct {
 
 // Load returns the usage of each key ID for month, locking it until the
 // transaction ends: the minute and seen state is the latest, the month
-// counts are month's, all zero for a key without usage. Both statements go
-// to the server in one round trip. It fails with Invalid unless month is
-// "YYYY-MM".
+// counts are month's, all zero for a key without usage. Its three
+// statements go to the server in one round trip. It fails with Invalid
+// unless month is "YYYY-MM".
 func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[string]*paywall.Usage, error) {
 	if u.err != nil {
 		return nil, u.err
@@ -93,36 +100,42 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 	ids := slices.Compact(slices.Sorted(slices.Values(keyIDs)))
 	b := &pgx.Batch{}
 	b.Queue(insertUsageSQL, ids)
-	b.Queue(lockUsageSQL, ids, month)
+	b.Queue(lockUsageSQL, ids)
+	b.Queue(monthUsageSQL, ids, month)
 	br := u.tx.SendBatch(ctx, b)
 	defer br.Close()
 	if _, err := br.Exec(); err != nil {
 		return nil, u.failed("load usage", err)
 	}
-	rows, err := br.Query()
-	if err != nil {
+	var (
+		id                  string
+		minute              pgtype.Timestamptz
+		count, seenCount    int
+		seen                []byte // pgx scans each row into a new slice
+		requests, questions int
+	)
+	rows, _ := br.Query() // errors come out of ForEachRow
+	if _, err := pgx.ForEachRow(rows, []any{&id, &minute, &count, &seen, &seenCount}, func() error {
+		out[id] = &paywall.Usage{KeyID: id, MinuteStart: fromTimestamptz(minute), MinuteCount: count,
+			Month: month, Seen: seen, SeenCount: seenCount}
+		return nil
+	}); err != nil {
 		return nil, u.failed("load usage", err)
 	}
-	for rows.Next() {
-		var (
-			us     paywall.Usage
-			minute pgtype.Timestamptz
-		)
-		if err := rows.Scan(&us.KeyID, &minute, &us.MinuteCount, &us.Seen, &us.SeenCount,
-			&us.MonthRequests, &us.MonthQuestions); err != nil {
-			rows.Close()
-			return nil, u.failed("load usage", err)
+	rows, _ = br.Query()
+	if _, err := pgx.ForEachRow(rows, []any{&id, &requests, &questions}, func() error {
+		if us := out[id]; us != nil {
+			us.MonthRequests, us.MonthQuestions = requests, questions
 		}
-		us.MinuteStart, us.Month = fromTimestamptz(minute), month
-		out[us.KeyID] = &us
-		u.loaded[us.KeyID] = true
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}); err != nil {
 		return nil, u.failed("load usage", err)
 	}
 	if err := br.Close(); err != nil {
 		return nil, u.failed("load usage", err)
+	}
+	for id := range out {
+		u.loaded[id] = true
 	}
 	return out, nil
 }

@@ -14,6 +14,9 @@ import (
 
 const keyColumns = `id, hash, prefix, name, email, tier, tier_until, created_at, revoked_at`
 
+// keyByHashSQL is the key lookup of every request whose key is not cached.
+const keyByHashSQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE hash = ?`
+
 // scanKey reads a row of keyColumns.
 func scanKey(row interface{ Scan(...any) error }) (paywall.Key, error) {
 	var k paywall.Key
@@ -52,7 +55,7 @@ func (db *DB) CreateKey(ctx context.Context, k paywall.Key) error {
 // KeyByHash returns the key (active or revoked) with the given hash, or
 // NotFound.
 func (db *DB) KeyByHash(ctx context.Context, hash string) (paywall.Key, error) {
-	k, err := scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = ?`, hash))
+	k, err := scanKey(db.keyByHash.QueryRowContext(ctx, hash))
 	if errors.Is(err, sql.ErrNoRows) {
 		return paywall.Key{}, certbank.Errorf(certbank.NotFound, "API key not found")
 	}

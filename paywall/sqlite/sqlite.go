@@ -58,10 +58,16 @@ type DB struct {
 	read  *sql.DB // read-only connections; the write pool for ":memory:"
 
 	// Statements of the hot paths, prepared on the write connection.
-	loadUsage  *sql.Stmt
-	saveState  *sql.Stmt
-	saveMonth  *sql.Stmt
-	hitCounter *sql.Stmt
+	loadUsage   *sql.Stmt
+	saveState   *sql.Stmt
+	saveMonth   *sql.Stmt
+	hitCounter  *sql.Stmt
+	dataVersion *sql.Stmt
+	// keyByHash is prepared on the read pool (each connection prepares it
+	// once): the service looks a key up whenever its cache entry expires.
+	keyByHash *sql.Stmt
+
+	usage usageCache // committed usage of recent keys (see UpdateUsage)
 
 	closed   atomic.Bool
 	prunedAt atomic.Int64 // window (unix µs) of the last pruning of counters
@@ -69,7 +75,8 @@ type DB struct {
 
 // Open opens the SQLite database at path, creating the file if needed, and
 // applies the migrations it lacks. The path ":memory:" opens a private
-// in-memory database (for tests). It fails with Invalid for a path holding
+// in-memory database for tests; it has a single connection, so there even
+// reads wait for a usage transaction to end. It fails with Invalid for a path holding
 // "?" and with Unavailable when the file cannot be opened.
 func Open(ctx context.Context, path string) (*DB, error) {
 	if path == "" || strings.ContainsRune(path, '?') {
@@ -118,6 +125,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.saveState, saveStateSQL},
 		{&db.saveMonth, saveMonthSQL},
 		{&db.hitCounter, hitSQL},
+		{&db.dataVersion, dataVersionSQL},
 	} {
 		stmt, err := db.write.PrepareContext(ctx, s.sql)
 		if err != nil {
@@ -125,6 +133,11 @@ func (db *DB) prepare(ctx context.Context) error {
 		}
 		*s.stmt = stmt
 	}
+	stmt, err := db.read.PrepareContext(ctx, keyByHashSQL)
+	if err != nil {
+		return db.fail("prepare statement", err)
+	}
+	db.keyByHash = stmt
 	return nil
 }
 
@@ -229,7 +242,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	var errs []error
-	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.hitCounter} {
+	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.hitCounter, db.dataVersion, db.keyByHash} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}

@@ -1,11 +1,13 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/certbank/certbank/paywall"
 )
@@ -26,12 +28,28 @@ const saveMonthSQL = `INSERT INTO usage_monthly (key_id, month, requests, questi
 	VALUES (?, ?, ?, ?)
 	ON CONFLICT (key_id, month) DO UPDATE SET requests = excluded.requests, questions = excluded.questions`
 
+// dataVersionSQL tells whether another connection has committed to the file
+// since this connection last looked (see UpdateUsage).
+const dataVersionSQL = `PRAGMA data_version`
+
 // UpdateUsage runs fn in one transaction on the write connection: when fn
 // returns nil every Save is committed (and survives a crash of the process);
 // when fn, a Load or Save against the database, or the commit fails,
 // nothing is changed. Usage transactions, like all writes, run one at a
 // time, so fn must be quick and must not call writing methods of db.
+//
+// Loads are served from a cache of the committed usage of recently used
+// keys while no other connection has written the file: PRAGMA data_version,
+// read after BEGIN IMMEDIATE (so no other writer can commit until this
+// transaction ends), changes whenever another connection commits. Another
+// certbank serve on the same file, or a certbank keys command, therefore
+// only sends the next transaction back to the file.
 func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) error {
+	// Held until the cache has the commit's result, so that the next
+	// transaction (which could begin as soon as Commit releases the
+	// connection) never reads a cache older than the file.
+	db.usage.mu.Lock()
+	defer db.usage.mu.Unlock()
 	tx, err := db.write.BeginTx(ctx, nil)
 	if err != nil {
 		return db.fail("begin usage transaction", err)
@@ -42,6 +60,13 @@ func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) e
 			_ = tx.Rollback()
 		}
 	}()
+	var version int64
+	if err := tx.StmtContext(ctx, db.dataVersion).QueryRowContext(ctx).Scan(&version); err != nil {
+		return db.fail("begin usage transaction", err)
+	}
+	if version != db.usage.version {
+		db.usage.reset(version)
+	}
 	utx := &usageTx{db: db, tx: tx, loaded: make(map[string]bool)}
 	if err := fn(utx); err != nil {
 		return err
@@ -51,9 +76,66 @@ func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) e
 	}
 	done = true
 	if err := tx.Commit(); err != nil {
+		db.usage.reset(-1) // whatever the file holds now, read it next time
 		return db.fail("commit usage transaction", err)
 	}
+	for i := range utx.saved {
+		db.usage.put(&utx.saved[i])
+	}
 	return nil
+}
+
+// usageCache is the committed usage of recently used keys, each with the
+// counts of one month, for the write connection (see UpdateUsage). Entries
+// are never changed in place: Load hands out copies, a commit replaces
+// them.
+type usageCache struct {
+	mu      sync.Mutex // held for a whole usage transaction
+	version int64      // the PRAGMA data_version the entries are valid for
+	m       map[string]*paywall.Usage
+	bytes   int
+}
+
+// usageCacheBytes bounds the cache's memory; seen sets dominate it.
+const usageCacheBytes = 64 << 20
+
+func (c *usageCache) reset(version int64) {
+	c.version, c.m, c.bytes = version, nil, 0
+}
+
+func cacheSize(u *paywall.Usage) int { return len(u.Seen) + len(u.KeyID) + 160 }
+
+// put records a copy of x as the committed state of its key.
+func (c *usageCache) put(x *paywall.Usage) {
+	if c.m == nil {
+		c.m = make(map[string]*paywall.Usage)
+	}
+	if old := c.m[x.KeyID]; old != nil {
+		c.bytes -= cacheSize(old)
+	}
+	e := *x
+	e.Seen = bytes.Clone(x.Seen)
+	c.m[x.KeyID] = &e
+	c.bytes += cacheSize(&e)
+	for id, old := range c.m { // beyond the bound, evict arbitrary entries
+		if c.bytes <= usageCacheBytes {
+			break
+		}
+		c.bytes -= cacheSize(old)
+		delete(c.m, id)
+	}
+}
+
+// get returns a copy of key id's cached state, if the cache has it with
+// month's counts.
+func (c *usageCache) get(id, month string) (*paywall.Usage, bool) {
+	e := c.m[id]
+	if e == nil || e.Month != month {
+		return nil, false
+	}
+	u := *e
+	u.Seen = bytes.Clone(e.Seen)
+	return &u, true
 }
 
 // usageTx is a paywall.UsageTx over an SQLite transaction. Holding the only
@@ -63,6 +145,7 @@ type usageTx struct {
 	db     *DB
 	tx     *sql.Tx
 	loaded map[string]bool // key IDs loaded, the only ones Save accepts
+	saved  []paywall.Usage // states written, cached once committed
 	err    error           // the first database error, which dooms the transaction
 }
 
@@ -77,10 +160,24 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 		return nil, err
 	}
 	out := make(map[string]*paywall.Usage, len(keyIDs))
-	if len(keyIDs) == 0 {
+	cache := &u.db.usage
+	var missing []string
+	for _, id := range keyIDs {
+		if _, dup := out[id]; dup {
+			continue
+		}
+		us, ok := cache.get(id, month)
+		out[id] = us
+		if ok {
+			u.loaded[id] = true
+		} else {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
 		return out, nil
 	}
-	ids, err := json.Marshal(keyIDs)
+	ids, err := json.Marshal(missing)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: load usage: %w", err)
 	}
@@ -105,6 +202,7 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 		us.SeenCount = int(seenCount.Int64)
 		out[us.KeyID] = &us
 		u.loaded[us.KeyID] = true
+		cache.put(&us) // the committed state, whatever this transaction does
 	}
 	if err := rows.Err(); err != nil {
 		return nil, u.failed("load usage", err)
@@ -140,6 +238,7 @@ func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
 		if _, err := monthly.ExecContext(ctx, x.KeyID, x.Month, x.MonthRequests, x.MonthQuestions); err != nil {
 			return u.failed("save usage", err)
 		}
+		u.saved = append(u.saved, *x)
 	}
 	return nil
 }

@@ -20,14 +20,16 @@ CREATE TABLE api_keys (
 CREATE UNIQUE INDEX api_keys_active_email ON api_keys (lower(email)) WHERE revoked_at IS NULL;
 CREATE INDEX api_keys_created_at ON api_keys (created_at);
 
--- The latest rate-limit and seen state of each key.
+-- The latest rate-limit and seen state of each key. Rewritten by every
+-- usage batch: free space in each page (fillfactor) lets PostgreSQL update
+-- rows in place of the page (HOT) instead of adding index entries.
 CREATE TABLE usage_state (
 	key_id       text PRIMARY KEY,
 	minute_start timestamptz,
 	minute_count bigint NOT NULL DEFAULT 0,
 	seen         bytea,
 	seen_count   bigint NOT NULL DEFAULT 0
-);
+) WITH (fillfactor = 70);
 
 -- Request and question counts per key and calendar month ("2006-01", UTC).
 CREATE TABLE usage_monthly (
@@ -36,7 +38,7 @@ CREATE TABLE usage_monthly (
 	requests  bigint NOT NULL DEFAULT 0,
 	questions bigint NOT NULL DEFAULT 0,
 	PRIMARY KEY (key_id, month)
-);
+) WITH (fillfactor = 70);
 
 -- The x402 payments ledger.
 CREATE TABLE payments (
