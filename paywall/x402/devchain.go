@@ -88,7 +88,7 @@ type DevChainConfig struct {
 	// RPCURL). Other hosts are refused.
 	RPCAddr string
 	// MaxClockLead bounds how far block time may run ahead of the wall
-	// clock; 0 means 60 s. See DevChain.
+	// clock; 0 means 120 s. See DevChain.
 	MaxClockLead time.Duration
 }
 
@@ -107,10 +107,13 @@ type DevChainConfig struct {
 // timestamps must increase by at least a second per block, so a chain that
 // mines more than one block per second runs ahead of the wall clock. The
 // committer lets it lead by at most MaxClockLead and otherwise waits, while
-// more transactions join the next block: sustained throughput is about the
-// number of concurrent settlements per second, and bursts are faster. A
-// payment whose validBefore would pass before the next block is refused
-// before anything is sent.
+// more transactions join the next block. So bursts settle as fast as the
+// CPU allows (hundreds per second) until the lead is used up; after that
+// throughput is about one block, that is as many settlements as are in
+// flight, per second: with 300 concurrent payers, about 300 per second.
+// A payment whose validBefore would pass before the next block is refused
+// (ReasonValidBefore) before anything is sent, so keep payment windows
+// (maxTimeoutSeconds) well above MaxClockLead.
 type DevChain struct {
 	node    *node.Node
 	beacon  *catalyst.SimulatedBeacon
@@ -133,13 +136,16 @@ type DevChain struct {
 
 type devWaiter struct {
 	ch        chan *types.Receipt // buffered; a nil receipt means given up
-	misses    int
+	sent      bool                // the node accepted the transaction
+	misses    int                 // blocks mined without it since it was sent
 	delivered bool
 }
 
 // devMaxMisses is how many blocks may be mined without a sent transaction
-// before its waiter gives up and reports the settlement as pending.
-const devMaxMisses = 8
+// before its waiter gives up and reports the settlement as pending. The
+// pool is synchronised before every block, so a sent transaction normally
+// makes the next one.
+const devMaxMisses = 16
 
 // NewDevChain starts a development chain, mines its first block (which funds
 // the wallets) and returns it. Close it when done.
@@ -157,8 +163,11 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 	if cfg.WalletBalance == 0 {
 		cfg.WalletBalance = 1000 * 1e6
 	}
+	if cfg.WalletBalance < 0 {
+		return nil, fmt.Errorf("development chain: wallet balance %s USDC", cfg.WalletBalance)
+	}
 	if cfg.MaxClockLead == 0 {
-		cfg.MaxClockLead = time.Minute
+		cfg.MaxClockLead = 2 * time.Minute
 	}
 	rpcHost, rpcPort, err := loopbackAddr(cfg.RPCAddr)
 	if err != nil {
@@ -169,45 +178,8 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 		return nil, fmt.Errorf("development chain: %w", err)
 	}
 	relayerKey := keyFromSeed([]byte(DevRelayerSeed))
-	relayerAddr := crypto.PubkeyToAddress(relayerKey.PublicKey)
-	testETH := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
-
-	alloc := core.SystemContractAllocs() // the forks of the dev chain need these
-	alloc[common.HexToAddress(n.Asset)] = types.Account{
-		Code: code,
-		// Slot 0 of TestUSDC is its minter.
-		Storage: map[common.Hash]common.Hash{{}: common.BytesToHash(relayerAddr[:])},
-	}
-	alloc[relayerAddr] = types.Account{Balance: new(big.Int).Mul(testETH, big.NewInt(1000))}
-	for i := range cfg.Wallets {
-		addr, _ := DevWallet(i)
-		alloc[common.HexToAddress(addr)] = types.Account{Balance: testETH}
-	}
-
-	chainConfig := *params.AllDevChainProtocolChanges // a copy: the original is shared
-	chainConfig.ChainID = big.NewInt(n.ChainID)
-	ethConf := ethconfig.Defaults
-	ethConf.NetworkId = uint64(n.ChainID)
-	ethConf.Genesis = &core.Genesis{
-		Config:   &chainConfig,
-		GasLimit: 300_000_000,
-		Alloc:    alloc,
-	}
-	ethConf.Miner.GasCeil = 300_000_000
-	ethConf.SyncMode = ethconfig.FullSync
-	ethConf.TxPool.NoLocals = true
-	ethConf.TxPool.GlobalSlots = 16384
-	ethConf.TxPool.AccountSlots = 16384
-	ethConf.LogNoHistory = true
-
-	nodeConf := node.DefaultConfig
-	nodeConf.DataDir = "" // in memory
-	nodeConf.P2P = p2p.Config{NoDiscovery: true}
-	if rpcHost != "" {
-		nodeConf.HTTPHost, nodeConf.HTTPPort = rpcHost, rpcPort
-		nodeConf.HTTPModules = []string{"eth", "net", "web3"}
-		nodeConf.HTTPVirtualHosts = []string{"localhost", rpcHost}
-	}
+	ethConf := devEthConfig(n, code, crypto.PubkeyToAddress(relayerKey.PublicKey), cfg.Wallets)
+	nodeConf := devNodeConfig(rpcHost, rpcPort)
 
 	d := &DevChain{
 		maxLead: cfg.MaxClockLead,
@@ -216,7 +188,7 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
-	if err := d.start(&nodeConf, &ethConf); err != nil {
+	if err := d.start(nodeConf, ethConf); err != nil {
 		return nil, fmt.Errorf("development chain: %w", err)
 	}
 	d.relayer = newRelayer(d.client, d, n, tok, relayerKey, 1<<20)
@@ -224,7 +196,7 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 
 	// The genesis block has timestamp 0: mine a first block, with the
 	// wallets' funding in it, before anything checks time on chain.
-	var sent []common.Hash
+	var funding []common.Hash
 	for i := range cfg.Wallets {
 		addr, _ := DevWallet(i)
 		tx, err := d.relayer.send(ctx, tok.packMint(common.HexToAddress(addr), big.NewInt(int64(cfg.WalletBalance))))
@@ -232,21 +204,81 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 			d.Close()
 			return nil, fmt.Errorf("development chain: fund wallet %d: %w", i, err)
 		}
-		sent = append(sent, tx.Hash())
+		funding = append(funding, tx.Hash())
 	}
 	if err := d.Commit(); err != nil {
 		d.Close()
 		return nil, fmt.Errorf("development chain: first block: %w", err)
 	}
-	for _, h := range sent {
-		d.forget(h)
-		rcpt, err := d.client.TransactionReceipt(ctx, h)
-		if err != nil || rcpt.Status != types.ReceiptStatusSuccessful {
+	for _, h := range funding {
+		// The receipts come from the mined block (lookups by transaction
+		// hash wait for the chain's background index).
+		rcpt, err := d.wait(ctx, h)
+		if err == nil && rcpt == nil {
+			err = errors.New("not mined")
+		}
+		if err != nil {
 			d.Close()
-			return nil, fmt.Errorf("development chain: funding transaction %s failed: %v", h.Hex(), err)
+			return nil, fmt.Errorf("development chain: funding transaction %s: %w", h.Hex(), err)
+		}
+		if rcpt.Status != types.ReceiptStatusSuccessful {
+			d.Close()
+			return nil, fmt.Errorf("development chain: funding transaction %s reverted", h.Hex())
 		}
 	}
 	return d, nil
+}
+
+// devEthConfig is the chain of a DevChain: go-ethereum's development chain
+// (every fork) with n's chain id, the test token's runtime code at n's USDC
+// address with relayer as its minter, and test ETH for the relayer and for
+// development wallets 0 to wallets-1.
+func devEthConfig(n Network, code []byte, relayer common.Address, wallets int) *ethconfig.Config {
+	testETH := new(big.Int).Mul(big.NewInt(1000), big.NewInt(params.Ether))
+	alloc := core.SystemContractAllocs() // the forks of the dev chain need these
+	alloc[common.HexToAddress(n.Asset)] = types.Account{
+		Code: code,
+		// Slot 0 of TestUSDC is its minter.
+		Storage: map[common.Hash]common.Hash{{}: common.BytesToHash(relayer[:])},
+	}
+	alloc[relayer] = types.Account{Balance: new(big.Int).Mul(testETH, big.NewInt(1000))}
+	for i := range wallets {
+		addr, _ := DevWallet(i)
+		alloc[common.HexToAddress(addr)] = types.Account{Balance: testETH}
+	}
+	chainConfig := *params.AllDevChainProtocolChanges // a copy: the original is shared
+	chainConfig.ChainID = big.NewInt(n.ChainID)
+
+	conf := ethconfig.Defaults
+	conf.NetworkId = uint64(n.ChainID)
+	conf.Genesis = &core.Genesis{Config: &chainConfig, GasLimit: 300_000_000, Alloc: alloc}
+	conf.Miner.GasCeil = 300_000_000 // room for a few thousand settlements per block
+	conf.SyncMode = ethconfig.FullSync
+	conf.TxPool.NoLocals = true
+	// One relayer may have thousands of transactions in flight. New ones
+	// wait in the queue until the pool promotes them, so the queue limits
+	// matter as much as the pending ones: the defaults (64 per account)
+	// would drop transactions in bursts.
+	conf.TxPool.GlobalSlots = 16384
+	conf.TxPool.AccountSlots = 16384
+	conf.TxPool.GlobalQueue = 16384
+	conf.TxPool.AccountQueue = 16384
+	conf.LogNoHistory = true
+	return &conf
+}
+
+// devNodeConfig is an in-memory node without peers, serving eth, net and
+// web3 over HTTP on host:port when host is set.
+func devNodeConfig(host string, port int) *node.Config {
+	conf := node.DefaultConfig
+	conf.DataDir = "" // in memory
+	conf.P2P = p2p.Config{NoDiscovery: true}
+	if host != "" {
+		conf.HTTPHost, conf.HTTPPort = host, port
+		conf.HTTPModules = []string{"eth", "net", "web3"}
+		conf.HTTPVirtualHosts = []string{"localhost", host}
+	}
+	return &conf
 }
 
 // start assembles the node as go-ethereum's ethclient/simulated does, but
@@ -360,6 +392,9 @@ func (d *DevChain) Mint(ctx context.Context, to string, amount certbank.USDC) er
 	if !isHexAddress(to) {
 		return fmt.Errorf("mint: %q is not an address", to)
 	}
+	if amount <= 0 {
+		return fmt.Errorf("mint: amount %s USDC is not positive", amount)
+	}
 	if _, err := d.relayer.transact(ctx, d.relayer.token.packMint(common.HexToAddress(to), big.NewInt(int64(amount)))); err != nil {
 		return fmt.Errorf("mint %s USDC to %s: %w", amount, to, err)
 	}
@@ -400,6 +435,14 @@ func (d *DevChain) nextBlockTime() uint64 {
 func (d *DevChain) expect(hash common.Hash) {
 	d.waitMu.Lock()
 	d.waiters[hash] = &devWaiter{ch: make(chan *types.Receipt, 1)}
+	d.waitMu.Unlock()
+}
+
+func (d *DevChain) sent(hash common.Hash) {
+	d.waitMu.Lock()
+	if w := d.waiters[hash]; w != nil {
+		w.sent = true
+	}
 	d.waitMu.Unlock()
 }
 
@@ -467,7 +510,7 @@ func (d *DevChain) awaiting() bool {
 	d.waitMu.Lock()
 	defer d.waitMu.Unlock()
 	for _, w := range d.waiters {
-		if !w.delivered {
+		if w.sent && !w.delivered {
 			return true
 		}
 	}
@@ -516,7 +559,7 @@ func (d *DevChain) commit(ctx context.Context) error {
 		}
 	}
 	for _, w := range d.waiters {
-		if w.delivered {
+		if !w.sent || w.delivered {
 			continue
 		}
 		if w.misses++; w.misses > devMaxMisses {

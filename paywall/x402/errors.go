@@ -79,6 +79,8 @@ type Error struct {
 	Err     error
 }
 
+// Error returns the reason, the message and the cause, for logs. Show
+// clients only Reason and Message.
 func (e *Error) Error() string {
 	s := e.Reason + ": " + e.Message
 	if e.Err != nil {

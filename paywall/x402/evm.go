@@ -34,8 +34,10 @@ type ethBackend interface {
 // confirmer learns the outcome of sent transactions. DevChain confirms by
 // mining; RPCSettler by polling for receipts.
 type confirmer interface {
-	// expect is called before tx is broadcast, forget if broadcasting failed.
+	// expect is called before a transaction is broadcast, then sent once
+	// the node has accepted it, or forget if broadcasting failed.
 	expect(hash common.Hash)
+	sent(hash common.Hash)
 	forget(hash common.Hash)
 	// wait returns the receipt of a broadcast transaction, or (nil, nil)
 	// when it was not confirmed in time.
@@ -314,7 +316,11 @@ func (r *relayer) send(ctx context.Context, data []byte) (*types.Transaction, er
 	if err != nil {
 		return nil, fmt.Errorf("head block: %w", err)
 	}
-	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(head.BaseFee, big.NewInt(2)))
+	baseFee := head.BaseFee
+	if baseFee == nil { // a chain without EIP-1559 fees
+		baseFee = tip
+	}
+	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(baseFee, big.NewInt(2)))
 
 	r.sendMu.Lock()
 	defer r.sendMu.Unlock()
@@ -344,6 +350,7 @@ func (r *relayer) send(ctx context.Context, data []byte) (*types.Transaction, er
 		return nil, fmt.Errorf("send transaction: %w", err)
 	}
 	r.nonce++
+	r.confirm.sent(tx.Hash())
 	return tx, nil
 }
 

@@ -131,3 +131,5 @@ func wantReason(t testing.TB, err error, want string) {
 		t.Fatalf("reason = %q (err %v), want %q", got, err, want)
 	}
 }
+
+func bigInt(x int64) *big.Int { return big.NewInt(x) }

@@ -1,9 +1,6 @@
 package x402
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
 // Network is one chain and its USDC token, as x402 names them.
 type Network struct {
@@ -84,6 +81,3 @@ func (n Network) wireName(version int) string {
 	}
 	return n.Name
 }
-
-// chainIDString is the chain id in decimal, for messages.
-func (n Network) chainIDString() string { return strconv.FormatInt(n.ChainID, 10) }

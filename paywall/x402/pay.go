@@ -52,9 +52,11 @@ type Result struct {
 // X-PAYMENT or PAYMENT-SIGNATURE, and decodes the settlement header.
 //
 // client nil means an http.Client with a 60 s timeout. A non-402 first
-// answer is returned as it is, without paying. An error means nothing was
-// paid, except that after the paid request was sent the Result says what
-// is known.
+// answer is returned as it is, without paying. A paid request that the
+// server refuses comes back as a Result with Status 402 (its body or
+// settlement header says why), not as an error. An error before the paid
+// request means nothing was signed or sent; an error after it means the
+// outcome is unknown, and the Result holds what is known.
 func Pay(ctx context.Context, client *http.Client, url, privateKeyHex string, maxAmount certbank.USDC, preferV2 bool) (Result, error) {
 	key, err := parsePrivateKey(privateKeyHex)
 	if err != nil {

@@ -131,8 +131,10 @@ func (s *RPCSettler) Reconcile(ctx context.Context, from, nonce string) (Settlem
 	return s.relayer.Reconcile(ctx, from, nonce)
 }
 
-// expect and forget implement confirmer; polling needs no bookkeeping.
+// expect, sent and forget implement confirmer; polling needs no
+// bookkeeping.
 func (s *RPCSettler) expect(common.Hash) {}
+func (s *RPCSettler) sent(common.Hash)   {}
 func (s *RPCSettler) forget(common.Hash) {}
 
 // wait polls for the receipt of hash until ReceiptTimeout.

@@ -27,10 +27,13 @@ type Settler interface {
 // implement it.
 type Reconciler interface {
 	// Reconcile reports what became of the authorization (from, nonce): a
-	// Settlement with Pending false when it was used (the money moved), a
-	// Settlement with Pending true and a ReasonSettlementPending *Error
-	// while that is unknown, or a ReasonTransactionFailed *Error when it
-	// can no longer move money.
+	// Settlement with Pending false when it was used (the money moved to
+	// the payee it names), a Settlement with Pending true and a
+	// ReasonSettlementPending *Error while that is unknown, or a
+	// ReasonTransactionFailed *Error when the payer canceled it or our
+	// settlement reverted without using it. (In the second case only a
+	// copy of the authorization submitted by someone else before its
+	// validBefore could still move the money.)
 	Reconcile(ctx context.Context, from, nonce string) (Settlement, error)
 }
 

@@ -65,7 +65,10 @@ func TestVerifyOffline(t *testing.T) {
 		}, reason: ReasonSignature},
 		{name: "short signature", version: 1, after: func(p *Payment) { p.Signature = p.Signature[:64] }, reason: ReasonSignature},
 		{name: "v of 29", version: 1, after: func(p *Payment) { p.Signature[64] = 29 }, reason: ReasonSignature},
-		{name: "value changed after signing", version: 1, after: func(p *Payment) { p.Authorization.Value = big.NewInt(10000); p.Authorization.ValidBefore.Add(p.Authorization.ValidBefore, big.NewInt(1)) }, reason: ReasonSignature},
+		{name: "value changed after signing", version: 1, after: func(p *Payment) {
+			p.Authorization.Value = big.NewInt(10000)
+			p.Authorization.ValidBefore.Add(p.Authorization.ValidBefore, big.NewInt(1))
+		}, reason: ReasonSignature},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,17 +92,18 @@ func TestVerifyOffline(t *testing.T) {
 }
 
 // TestVerifyWrongDomain pins the per-chain EIP-712 name pitfall: Base mainnet
-// USDC signs as "USD Coin"; a payment signed with Base Sepolia's "USDC" (or
-// for another chain) must not verify.
+// USDC signs as "USD Coin"; a payment signed with Base Sepolia's "USDC", for
+// another chain or for another token contract must not verify.
 func TestVerifyWrongDomain(t *testing.T) {
 	req := testRequirement()
 	_, keyHex := DevWallet(0)
 	key := mustKey(t, keyHex)
 	base, _ := LookupNetwork("base")
-	wrongName, wrongChain := base, base
+	wrongName, wrongChain, wrongAsset := base, base, base
 	wrongName.TokenName = "USDC"
 	wrongChain.ChainID = 84532
-	for _, n := range []Network{wrongName, wrongChain} {
+	wrongAsset.Asset = "0x036CbD53842c5426634e7929541eC2318f3dCF7e" // a version 1 payload names no asset: only the signature does
+	for _, n := range []Network{wrongName, wrongChain, wrongAsset} {
 		now := time.Now().Unix()
 		a := authorization{
 			from: crypto.PubkeyToAddress(key.PublicKey), to: common.HexToAddress(req.PayTo), value: big.NewInt(10000),

@@ -1,0 +1,1369 @@
+package paywall_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The MCP endpoint tested with the official Go SDK's own client over real
+// HTTP, in both protocol eras: modern (2026-07-28, stateless, no
+// handshake, Mcp-Method/Mcp-Name headers and _meta on every request) and
+// legacy (2025-11-25, initialize handshake).
+
+const (
+	eraModern = "2026-07-28"
+	eraLegacy = "2025-11-25"
+)
+
+var eras = []string{eraModern, eraLegacy}
+
+// mcpEnv is a paywall server over an SQLite store with a fake clock, for
+// tests and benchmarks.
+type mcpEnv struct {
+	tb    testing.TB
+	srv   *httptest.Server
+	store paywall.Store
+	clock *clock
+	bank  *certbank.Bank
+}
+
+func newMCPEnv(tb testing.TB, b *certbank.Bank) *mcpEnv {
+	tb.Helper()
+	db, err := sqlite.Open(context.Background(), filepath.Join(tb.TempDir(), "t.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	clk := newClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
+	s, err := paywall.New(paywall.Config{Bank: b, Store: db, Now: clk.now,
+		Static: map[string][]byte{"index.html": []byte("<h1>hi</h1>"), "404.html": []byte("nope")}})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	tb.Cleanup(func() { srv.Close(); s.Close() })
+	return &mcpEnv{tb: tb, srv: srv, store: db, clock: clk, bank: b}
+}
+
+// newKey stores a fresh key on tier and returns it and its id. The tier is
+// set with SetTier before the key is first used, so no cache is stale.
+func (e *mcpEnv) newKey(tier string) (raw, id string) {
+	e.tb.Helper()
+	raw, hash, prefix := paywall.NewAPIKey()
+	id = paywall.NewKeyID()
+	k := paywall.Key{ID: id, Hash: hash, Prefix: prefix, Name: "test", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: e.clock.now()}
+	if err := e.store.CreateKey(context.Background(), k); err != nil {
+		e.tb.Fatal(err)
+	}
+	if tier != certbank.TierFree {
+		if err := e.store.SetTier(context.Background(), id, tier, time.Time{}); err != nil {
+			e.tb.Fatal(err)
+		}
+	}
+	return raw, id
+}
+
+// usage is what the store holds for a key this month: requests, questions
+// served and unique questions seen.
+type usage struct{ requests, questions, unique int }
+
+func (e *mcpEnv) usage(id string) usage {
+	e.tb.Helper()
+	ctx := context.Background()
+	req, qs, err := e.store.MonthlyUsage(ctx, id, e.clock.now().Format("2006-01"))
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	u := usage{requests: req, questions: qs}
+	err = e.store.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		m, err := tx.Load(ctx, []string{id}, e.clock.now().Format("2006-01"))
+		if err == nil && m[id] != nil {
+			u.unique = m[id].SeenCount
+		}
+		return err // saves nothing
+	})
+	if err != nil {
+		e.tb.Fatal(err)
+	}
+	return u
+}
+
+// recorder is an http.RoundTripper that adds headers (x-api-key, Origin)
+// to every request and records what was sent.
+type recorder struct {
+	set      http.Header
+	mu       sync.Mutex
+	sent     []http.Header
+	received [][]byte // response bodies
+}
+
+func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, vs := range r.set {
+		req.Header[k] = vs
+	}
+	res, err := http.DefaultTransport.RoundTrip(req)
+	var body []byte
+	if err == nil {
+		body, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		res.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	r.mu.Lock()
+	r.sent = append(r.sent, req.Header.Clone())
+	r.received = append(r.received, body)
+	r.mu.Unlock()
+	return res, err
+}
+
+// lastWith returns the last request headers sent with Mcp-Method method.
+func (r *recorder) lastWith(method string) http.Header {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := len(r.sent) - 1; i >= 0; i-- {
+		if r.sent[i].Get("Mcp-Method") == method {
+			return r.sent[i]
+		}
+	}
+	return nil
+}
+
+// connect opens an SDK client session in the given era, with key in
+// x-api-key unless it is empty.
+func (e *mcpEnv) connect(t *testing.T, era, key string) (*mcp.ClientSession, *recorder) {
+	t.Helper()
+	rec := &recorder{set: http.Header{}}
+	if key != "" {
+		rec.set.Set("x-api-key", key)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "certbank-test", Version: "1.0.0"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: e.srv.URL + "/api/mcp", HTTPClient: &http.Client{Transport: rec}, MaxRetries: -1, DisableStandaloneSSE: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: era})
+	if err != nil {
+		t.Fatalf("connect (%s): %v", era, err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if got := cs.InitializeResult().ProtocolVersion; got != era {
+		t.Fatalf("negotiated protocol version %s, want %s", got, era)
+	}
+	return cs, rec
+}
+
+func ctx10(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// call calls a tool; a protocol error fails the test.
+func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(ctx10(t), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s %v: protocol error %v", name, args, err)
+	}
+	return res
+}
+
+func resultText(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// callOK calls a tool that must succeed and decodes its structured content
+// into out. The text block must carry the same JSON.
+func callOK(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) {
+	t.Helper()
+	res := call(t, cs, name, args)
+	if res.IsError {
+		t.Fatalf("%s %v: tool error %q", name, args, resultText(res))
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil || res.StructuredContent == nil {
+		t.Fatalf("%s: no structured content (%v)", name, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: structured content %s: %v", name, b, err)
+	}
+	var fromText any
+	if err := json.Unmarshal([]byte(resultText(res)), &fromText); err != nil {
+		t.Errorf("%s: the text block is not the JSON result: %v", name, err)
+	}
+}
+
+// callErr calls a tool that must fail with a tool execution error (isError)
+// whose text mentions each of mentions.
+func callErr(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, mentions ...string) string {
+	t.Helper()
+	res := call(t, cs, name, args)
+	text := resultText(res)
+	if !res.IsError {
+		t.Fatalf("%s %v: want a tool error, got %s", name, args, text)
+	}
+	for _, m := range mentions {
+		if !strings.Contains(text, m) {
+			t.Errorf("%s %v: error %q does not mention %q", name, args, text, m)
+		}
+	}
+	return text
+}
+
+type practiceOut struct {
+	Certification  string `json:"certification"`
+	Source         string `json:"source"`
+	TotalAvailable int    `json:"total_available"`
+	Returned       int    `json:"returned"`
+	Questions      []struct {
+		ID          string            `json:"id"`
+		Question    string            `json:"question"`
+		Options     map[string]string `json:"options"`
+		Difficulty  string            `json:"difficulty"`
+		Domain      string            `json:"domain"`
+		Answer      string            `json:"answer"`
+		Explanation string            `json:"explanation"`
+	} `json:"questions"`
+	UniqueQuestions *struct{ Limit, Used, Remaining int } `json:"unique_questions"`
+}
+
+type checkOut struct {
+	QuestionID    string `json:"question_id"`
+	Chosen        string `json:"chosen"`
+	Correct       bool   `json:"correct"`
+	CorrectAnswer string `json:"correct_answer"`
+	Explanation   string `json:"explanation"`
+}
+
+// qid is the id testBank gives question i of a certification.
+func qid(slug string, i int) string {
+	return fmt.Sprintf("%08x-0000-4000-8000-%012x", i, map[string]int{"cissp": 1, "pmp": 2}[slug])
+}
+
+// answerOf is the stored answer of question i in testBank.
+func answerOf(i int) string { return string(certbank.Letters[i%4]) }
+
+var wantTools = []string{"check_answer", "get_exam_blueprint", "get_practice_questions", "list_certifications"}
+
+func TestMCPToolsList(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs, _ := e.connect(t, era, "")
+			res, err := cs.ListTools(ctx10(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, tl := range res.Tools {
+				names = append(names, tl.Name)
+				if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
+					t.Errorf("%s: readOnlyHint is not true", tl.Name)
+				}
+				if tl.Annotations != nil && (tl.Annotations.OpenWorldHint == nil || *tl.Annotations.OpenWorldHint) {
+					t.Errorf("%s: openWorldHint should be false", tl.Name)
+				}
+				if tl.Description == "" || tl.Title == "" {
+					t.Errorf("%s: no title or description", tl.Name)
+				}
+				for what, s := range map[string]any{"input": tl.InputSchema, "output": tl.OutputSchema} {
+					m, _ := s.(map[string]any)
+					if m["type"] != "object" {
+						t.Errorf("%s: %s schema %v is not an object schema", tl.Name, what, s)
+					}
+				}
+			}
+			sorted := slices.Clone(names)
+			sort.Strings(sorted)
+			if !slices.Equal(sorted, wantTools) {
+				t.Errorf("tools = %v, want %v", names, wantTools)
+			}
+		})
+	}
+}
+
+// TestMCPToolsMatchServerCard compares the live tools, prompts and resource
+// template with the server card's lists in generator/mcpcard.go. paywall may
+// not import generator, so the test reads that file's source.
+func TestMCPToolsMatchServerCard(t *testing.T) {
+	card := parseCardLists(t, filepath.Join("..", "generator", "mcpcard.go"))
+	e := newMCPEnv(t, testBank(12))
+	cs, _ := e.connect(t, eraModern, "")
+	ctx := ctx10(t)
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []map[string]string
+	for _, tl := range tools.Tools {
+		live = append(live, map[string]string{"Name": tl.Name, "Title": tl.Title, "Description": tl.Description, "ReadOnly": strconv.FormatBool(tl.Annotations.ReadOnlyHint)})
+	}
+	compareCard(t, "MCPTools", card["MCPTools"], live, "Name", "Title", "Description", "ReadOnly")
+	prompts, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live = nil
+	for _, p := range prompts.Prompts {
+		live = append(live, map[string]string{"Name": p.Name, "Description": p.Description})
+	}
+	compareCard(t, "MCPPrompts", card["MCPPrompts"], live, "Name", "Description")
+	tpls, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live = nil
+	for _, r := range tpls.ResourceTemplates {
+		live = append(live, map[string]string{"Name": r.URITemplate, "Description": r.Description})
+	}
+	compareCard(t, "MCPResources", card["MCPResources"], live, "Name", "Description")
+}
+
+func compareCard(t *testing.T, what string, card, live []map[string]string, fields ...string) {
+	t.Helper()
+	byName := map[string]map[string]string{}
+	for _, c := range card {
+		if c["ReadOnly"] == "" {
+			c["ReadOnly"] = "false"
+		}
+		byName[c["Name"]] = c
+	}
+	if len(card) != len(live) {
+		t.Errorf("%s: the card lists %d, the server %d", what, len(card), len(live))
+	}
+	for _, l := range live {
+		c, ok := byName[l["Name"]]
+		if !ok {
+			t.Errorf("%s: %s is served but not on the card", what, l["Name"])
+			continue
+		}
+		for _, f := range fields {
+			if c[f] != l[f] {
+				t.Errorf("%s %s: %s differs:\ncard: %q\nlive: %q", what, l["Name"], f, c[f], l[f])
+			}
+		}
+	}
+}
+
+// parseCardLists reads the composite literals of the package-level vars
+// MCPTools, MCPPrompts and MCPResources: each element's fields as strings.
+func parseCardLists(t *testing.T, file string) map[string][]map[string]string {
+	t.Helper()
+	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
+	if err != nil {
+		t.Fatalf("read the server card's source: %v", err)
+	}
+	out := map[string][]map[string]string{}
+	var str func(x ast.Expr) (string, bool)
+	str = func(x ast.Expr) (string, bool) {
+		switch x := x.(type) {
+		case *ast.BasicLit:
+			if x.Kind == token.STRING {
+				s, err := strconv.Unquote(x.Value)
+				return s, err == nil
+			}
+		case *ast.Ident:
+			if x.Name == "true" || x.Name == "false" {
+				return x.Name, true
+			}
+		case *ast.BinaryExpr:
+			a, ok1 := str(x.X)
+			b, ok2 := str(x.Y)
+			return a + b, ok1 && ok2 && x.Op == token.ADD
+		}
+		return "", false
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		vs, ok := n.(*ast.ValueSpec)
+		if !ok {
+			return true
+		}
+		for i, name := range vs.Names {
+			if i >= len(vs.Values) {
+				continue
+			}
+			lit, ok := vs.Values[i].(*ast.CompositeLit)
+			if !ok {
+				continue
+			}
+			for _, el := range lit.Elts {
+				item, ok := el.(*ast.CompositeLit)
+				if !ok {
+					continue
+				}
+				m := map[string]string{}
+				for _, kv := range item.Elts {
+					kv, ok := kv.(*ast.KeyValueExpr)
+					if !ok {
+						continue
+					}
+					k, _ := kv.Key.(*ast.Ident)
+					if s, ok := str(kv.Value); ok && k != nil {
+						m[k.Name] = s
+					}
+				}
+				out[name.Name] = append(out[name.Name], m)
+			}
+		}
+		return true
+	})
+	for _, v := range []string{"MCPTools", "MCPPrompts", "MCPResources"} {
+		if len(out[v]) == 0 {
+			t.Fatalf("%s: found no literal list %s; update this test if the card is now built differently", file, v)
+		}
+	}
+	return out
+}
+
+func TestMCPToolsWithoutKey(t *testing.T) {
+	e := newMCPEnv(t, testBank(20))
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs, _ := e.connect(t, era, "")
+			var lc struct {
+				Certifications []struct {
+					Slug, Name, Provider, ExamStatus string
+					Questions                        int `json:"questions"`
+					FreeQuestions                    int `json:"free_questions"`
+				} `json:"certifications"`
+			}
+			callOK(t, cs, "list_certifications", nil, &lc)
+			if len(lc.Certifications) != 2 || lc.Certifications[0].Slug != "cissp" || lc.Certifications[0].Questions != 20 || lc.Certifications[0].FreeQuestions != 5 {
+				t.Errorf("list_certifications = %+v", lc)
+			}
+			callOK(t, cs, "list_certifications", map[string]any{"provider": "pmbody"}, &lc)
+			if len(lc.Certifications) != 1 || lc.Certifications[0].Slug != "pmp" {
+				t.Errorf("provider filter: %+v", lc)
+			}
+
+			var bp struct {
+				Slug          string         `json:"slug"`
+				ExamMinutes   int            `json:"exam_minutes"`
+				ExamQuestions int            `json:"exam_questions"`
+				Difficulty    map[string]int `json:"difficulty"`
+				Domains       []struct {
+					Name      string `json:"name"`
+					Weight    int    `json:"weight"`
+					Questions int    `json:"questions"`
+				} `json:"domains"`
+			}
+			callOK(t, cs, "get_exam_blueprint", map[string]any{"certification": "cissp"}, &bp)
+			if bp.Slug != "cissp" || bp.ExamMinutes != 60 || len(bp.Domains) != 2 || bp.Domains[0].Questions != 10 || bp.Domains[0].Weight != 50 ||
+				bp.Difficulty["easy"]+bp.Difficulty["medium"]+bp.Difficulty["hard"] != 20 {
+				t.Errorf("get_exam_blueprint = %+v", bp)
+			}
+
+			// without a key only the free sample (questions 0-4) is drawn
+			var p practiceOut
+			callOK(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "count": 10}, &p)
+			if p.Source != "free_sample" || p.TotalAvailable != 5 || p.Returned != 5 || len(p.Questions) != 5 || p.UniqueQuestions != nil {
+				t.Errorf("no-key practice: %+v", p)
+			}
+			samples := map[string]bool{}
+			for i := 0; i < 5; i++ {
+				samples[qid("cissp", i)] = true
+			}
+			for _, q := range p.Questions {
+				if !samples[q.ID] || q.Answer != "" || q.Explanation != "" || len(q.Options) != 4 {
+					t.Errorf("no-key question %+v: not a sample, or shows its answer", q)
+				}
+			}
+			callOK(t, cs, "get_practice_questions", map[string]any{"certification": "pmp", "count": 3, "difficulty": "EASY", "include_answers": true}, &p)
+			for _, q := range p.Questions {
+				if q.Difficulty != "easy" || q.Answer == "" || q.Explanation == "" {
+					t.Errorf("filtered question with answers: %+v", q)
+				}
+			}
+
+			// check_answer grades sample questions
+			var c checkOut
+			callOK(t, cs, "check_answer", map[string]any{"question_id": qid("cissp", 1), "answer": answerOf(1)}, &c)
+			if !c.Correct || c.CorrectAnswer != answerOf(1) || c.Explanation == "" {
+				t.Errorf("check_answer right: %+v", c)
+			}
+			callOK(t, cs, "check_answer", map[string]any{"question_id": qid("cissp", 2), "answer": strings.ToLower(answerOf(3))}, &c)
+			if c.Correct || c.CorrectAnswer != answerOf(2) || c.Chosen != answerOf(3) {
+				t.Errorf("check_answer wrong: %+v", c)
+			}
+			// but refuses the rest of the bank
+			callErr(t, cs, "check_answer", map[string]any{"question_id": qid("cissp", 7), "answer": "A"}, "free-sample")
+		})
+	}
+}
+
+func TestMCPToolsWithKey(t *testing.T) {
+	e := newMCPEnv(t, testBank(20))
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			key, id := e.newKey(certbank.TierFree)
+			cs, _ := e.connect(t, era, key)
+			var p practiceOut
+			// cissp domain Alpha is questions 0, 2, ..., 18: the whole draw
+			callOK(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "domain": "alpha", "count": 10}, &p)
+			if p.Source != "bank" || p.TotalAvailable != 10 || p.Returned != 10 || p.UniqueQuestions == nil || *p.UniqueQuestions != (struct{ Limit, Used, Remaining int }{50, 10, 40}) {
+				t.Errorf("keyed practice: %+v %+v", p, p.UniqueQuestions)
+			}
+			for _, q := range p.Questions {
+				if q.Domain != "Alpha" || q.Answer != "" {
+					t.Errorf("keyed question %+v", q)
+				}
+			}
+			before := e.usage(id)
+			// a question served to the key (not a sample) can be checked
+			var c checkOut
+			callOK(t, cs, "check_answer", map[string]any{"question_id": qid("cissp", 6), "answer": answerOf(6)}, &c)
+			if !c.Correct {
+				t.Errorf("check_answer on a served question: %+v", c)
+			}
+			// one never served cannot
+			callErr(t, cs, "check_answer", map[string]any{"question_id": qid("cissp", 7), "answer": "A"}, "not served")
+			// samples can always be checked
+			callOK(t, cs, "check_answer", map[string]any{"question_id": qid("pmp", 3), "answer": "A"}, &c)
+			if after := e.usage(id); after != before {
+				t.Errorf("check_answer was counted: usage %+v → %+v", before, after)
+			}
+			var lc map[string]any
+			callOK(t, cs, "list_certifications", nil, &lc)
+			var bp map[string]any
+			callOK(t, cs, "get_exam_blueprint", map[string]any{"certification": "pmp"}, &bp)
+			if after := e.usage(id); after != before {
+				t.Errorf("catalog tools were counted: usage %+v → %+v", before, after)
+			}
+		})
+	}
+}
+
+// TestMCPCountsLikeREST makes the same draws through GET /api/v1/questions
+// with one key and get_practice_questions with another, and compares what
+// the store counted after each.
+func TestMCPCountsLikeREST(t *testing.T) {
+	e := newMCPEnv(t, testBank(20))
+	restKey, restID := e.newKey(certbank.TierFree)
+	steps := []struct {
+		query string
+		args  map[string]any
+		want  usage
+	}{
+		// every draw takes all its candidates, so the counts are exact
+		{"certification=cissp&domain=Alpha&limit=10", map[string]any{"certification": "cissp", "domain": "Alpha", "count": 10}, usage{1, 10, 10}},
+		{"certification=cissp&domain=Alpha&limit=10", map[string]any{"certification": "cissp", "domain": "Alpha", "count": 10}, usage{2, 20, 10}},
+		{"certification=pmp&domain=Beta&limit=10", map[string]any{"certification": "pmp", "domain": "Beta", "count": 10}, usage{3, 30, 20}},
+		{"certification=pmp&domain=Beta&difficulty=hard&limit=10", map[string]any{"certification": "pmp", "domain": "Beta", "difficulty": "hard", "count": 10}, usage{4, 33, 20}},
+	}
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			mcpKey, mcpID := e.newKey(certbank.TierFree)
+			cs, _ := e.connect(t, era, mcpKey)
+			for i, st := range steps {
+				var p practiceOut
+				callOK(t, cs, "get_practice_questions", st.args, &p)
+				mu := e.usage(mcpID)
+				if mu != st.want {
+					t.Errorf("step %d: MCP usage %+v, want %+v", i, mu, st.want)
+				}
+				if p.UniqueQuestions == nil || p.UniqueQuestions.Used != st.want.unique {
+					t.Errorf("step %d: MCP unique_questions %+v", i, p.UniqueQuestions)
+				}
+			}
+		})
+	}
+	for i, st := range steps {
+		r := restGet(t, e, "/api/v1/questions?"+st.query, restKey)
+		if r.status != 200 {
+			t.Fatalf("REST step %d: %d %s", i, r.status, r.body)
+		}
+		if ru := e.usage(restID); ru != st.want {
+			t.Errorf("step %d: REST usage %+v, want %+v", i, ru, st.want)
+		}
+	}
+}
+
+func restGet(t *testing.T, e *mcpEnv, path, key string) resp {
+	t.Helper()
+	req, _ := http.NewRequest("GET", e.srv.URL+path, nil)
+	if key != "" {
+		req.Header.Set("x-api-key", key)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{res.StatusCode, res.Header, b}
+}
+
+// TestMCPQuotaShared: a Free key's 10 requests a minute are shared by REST
+// and MCP; the 11th get_practice_questions is a tool error naming the limit.
+func TestMCPQuotaShared(t *testing.T) {
+	e := newMCPEnv(t, testBank(20))
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			key, id := e.newKey(certbank.TierFree)
+			cs, _ := e.connect(t, era, key)
+			for i := 0; i < 4; i++ {
+				if r := restGet(t, e, "/api/v1/questions?limit=1", key); r.status != 200 {
+					t.Fatalf("REST %d: %d %s", i, r.status, r.body)
+				}
+			}
+			for i := 0; i < 6; i++ {
+				var p practiceOut
+				callOK(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "count": 1}, &p)
+			}
+			callErr(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "count": 1}, "rate limit of 10 requests per minute", "Free tier", "retry after")
+			if r := restGet(t, e, "/api/v1/questions?limit=1", key); r.status != 429 {
+				t.Errorf("REST after MCP exhausted the minute: %d", r.status)
+			}
+			if u := e.usage(id); u.requests != 10 || u.questions != 10 {
+				t.Errorf("usage %+v, want 10 requests and 10 questions", u)
+			}
+			e.clock.add(time.Minute)
+			var p practiceOut
+			callOK(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "count": 1}, &p)
+		})
+	}
+}
+
+func TestMCPBadArguments(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	key, id := e.newKey(certbank.TierFree)
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			anon, _ := e.connect(t, era, "")
+			keyed, _ := e.connect(t, era, key)
+			tests := []struct {
+				name     string
+				cs       *mcp.ClientSession
+				tool     string
+				args     map[string]any
+				mentions []string
+			}{
+				{"unknown certification", anon, "get_practice_questions", map[string]any{"certification": "nope"}, []string{`"nope"`, "list_certifications"}},
+				{"unknown certification keyed", keyed, "get_practice_questions", map[string]any{"certification": "nope"}, []string{"list_certifications"}},
+				{"blueprint unknown certification", anon, "get_exam_blueprint", map[string]any{"certification": "nope"}, []string{"list_certifications"}},
+				{"missing certification", anon, "get_practice_questions", map[string]any{}, []string{"certification"}},
+				{"bad difficulty", anon, "get_practice_questions", map[string]any{"certification": "cissp", "difficulty": "insane"}, []string{"easy, medium or hard"}},
+				{"unknown domain", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "domain": "Gamma"}, []string{"Gamma", "get_exam_blueprint"}},
+				{"count above 10 without key", anon, "get_practice_questions", map[string]any{"certification": "cissp", "count": 11}, []string{"1 to 10", "without an API key"}},
+				{"negative count", anon, "get_practice_questions", map[string]any{"certification": "cissp", "count": -1}, []string{"count"}},
+				{"count above tier", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "count": 11}, []string{"1 to 10", "Free tier"}},
+				{"count not a number", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "count": "ten"}, []string{"count"}},
+				{"unknown argument", anon, "get_practice_questions", map[string]any{"certification": "cissp", "limit": 5}, []string{"limit"}},
+				{"bad letter", anon, "check_answer", map[string]any{"question_id": qid("cissp", 0), "answer": "E"}, []string{"A, B, C, D"}},
+				{"missing letter", anon, "check_answer", map[string]any{"question_id": qid("cissp", 0)}, []string{"answer"}},
+				{"unknown question", anon, "check_answer", map[string]any{"question_id": "nope", "answer": "A"}, []string{"nope", "get_practice_questions"}},
+				{"unknown provider", anon, "list_certifications", map[string]any{"provider": "Nobody"}, []string{"Nobody", "SecBody"}},
+			}
+			for _, tc := range tests {
+				t.Run(tc.name, func(t *testing.T) { callErr(t, tc.cs, tc.tool, tc.args, tc.mentions...) })
+			}
+			// an unknown tool is a protocol error
+			_, err := anon.CallTool(ctx10(t), &mcp.CallToolParams{Name: "drop_tables", Arguments: map[string]any{}})
+			var werr *jsonrpc.Error
+			if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams || !strings.Contains(werr.Message, "drop_tables") {
+				t.Errorf("unknown tool: %v, want a -32602 protocol error naming the tool", err)
+			}
+		})
+	}
+	if u := e.usage(id); u != (usage{}) {
+		t.Errorf("rejected calls were counted: %+v", u)
+	}
+}
+
+func TestMCPResourcesAndPrompt(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	for _, era := range eras {
+		t.Run(era, func(t *testing.T) {
+			cs, _ := e.connect(t, era, "")
+			ctx := ctx10(t)
+			rl, err := cs.ListResources(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var uris []string
+			for _, r := range rl.Resources {
+				uris = append(uris, r.URI)
+				if r.MIMEType != "application/json" || r.Title == "" {
+					t.Errorf("resource %+v", r)
+				}
+			}
+			if !slices.Equal(uris, []string{"certbank://certifications/cissp", "certbank://certifications/pmp"}) {
+				t.Errorf("resources = %v", uris)
+			}
+			tl, err := cs.ListResourceTemplates(ctx, nil)
+			if err != nil || len(tl.ResourceTemplates) != 1 || tl.ResourceTemplates[0].URITemplate != "certbank://certifications/{slug}" {
+				t.Errorf("templates = %+v, %v", tl, err)
+			}
+			rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "certbank://certifications/pmp"})
+			if err != nil || len(rr.Contents) != 1 {
+				t.Fatalf("read: %+v %v", rr, err)
+			}
+			var bp struct {
+				Slug    string           `json:"slug"`
+				Domains []map[string]any `json:"domains"`
+			}
+			if err := json.Unmarshal([]byte(rr.Contents[0].Text), &bp); err != nil || bp.Slug != "pmp" || len(bp.Domains) != 2 || rr.Contents[0].MIMEType != "application/json" {
+				t.Errorf("read pmp: %s (%v)", rr.Contents[0].Text, err)
+			}
+			for _, uri := range []string{"certbank://certifications/nope", "certbank://other/cissp", "https://example.com/"} {
+				_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+				var werr *jsonrpc.Error
+				if !errors.As(err, &werr) || werr.Code != mcp.CodeResourceNotFound {
+					t.Errorf("read %s: %v, want resource-not-found (%d)", uri, err, mcp.CodeResourceNotFound)
+				}
+			}
+
+			pl, err := cs.ListPrompts(ctx, nil)
+			if err != nil || len(pl.Prompts) != 1 || pl.Prompts[0].Name != "quiz_me" || len(pl.Prompts[0].Arguments) != 3 || !pl.Prompts[0].Arguments[0].Required {
+				t.Fatalf("prompts = %+v, %v", pl, err)
+			}
+			gp, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "quiz_me", Arguments: map[string]string{"certification": "cissp", "count": "3", "difficulty": "hard"}})
+			if err != nil || len(gp.Messages) != 1 || gp.Messages[0].Role != "user" {
+				t.Fatalf("quiz_me: %+v %v", gp, err)
+			}
+			text := gp.Messages[0].Content.(*mcp.TextContent).Text
+			for _, s := range []string{"get_practice_questions", `"cissp"`, "count 3", `difficulty "hard"`, "check_answer"} {
+				if !strings.Contains(text, s) {
+					t.Errorf("quiz_me text lacks %q:\n%s", s, text)
+				}
+			}
+			for _, args := range []map[string]string{{"certification": "nope"}, {"certification": "cissp", "difficulty": "insane"}, {"certification": "cissp", "count": "lots"}} {
+				if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "quiz_me", Arguments: args}); err == nil {
+					t.Errorf("quiz_me %v: no error", args)
+				}
+			}
+		})
+	}
+}
+
+// TestMCPModernHeaders checks that the SDK client really spoke the modern
+// era (headers and no handshake) and the legacy one (handshake, version
+// header).
+func TestMCPModernHeaders(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	cs, rec := e.connect(t, eraModern, "")
+	call(t, cs, "get_exam_blueprint", map[string]any{"certification": "cissp"})
+	h := rec.lastWith("tools/call")
+	if h == nil || h.Get("Mcp-Protocol-Version") != eraModern || h.Get("Mcp-Name") != "get_exam_blueprint" {
+		t.Errorf("modern tools/call headers: %v", h)
+	}
+	if rec.lastWith("server/discover") == nil {
+		t.Error("the modern client did not call server/discover")
+	}
+	for _, sent := range rec.sent {
+		if sent.Get("Mcp-Session-Id") != "" {
+			t.Errorf("a session id was sent: %v", sent)
+		}
+	}
+	cs, rec = e.connect(t, eraLegacy, "")
+	call(t, cs, "get_exam_blueprint", map[string]any{"certification": "cissp"})
+	last := rec.sent[len(rec.sent)-1]
+	if last.Get("Mcp-Protocol-Version") != eraLegacy || last.Get("Mcp-Session-Id") != "" {
+		t.Errorf("legacy tools/call headers: %v", last)
+	}
+}
+
+// rawMCP POSTs one JSON-RPC message to /api/mcp with the headers given
+// (pairs of name, value) on top of Content-Type and Accept.
+func rawMCP(t testing.TB, client *http.Client, url, body string, headers ...string) resp {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return resp{res.StatusCode, res.Header, b}
+}
+
+const legacyInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
+
+func modernCall(tool string, args string) string {
+	return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `,` + modernMeta + `}}`
+}
+
+func modernHeaders(method, name string) []string {
+	h := []string{"MCP-Protocol-Version", eraModern, "Mcp-Method", method}
+	if name != "" {
+		h = append(h, "Mcp-Name", name)
+	}
+	return h
+}
+
+// TestMCPRawModern sends modern-era requests by hand, as research §1.3
+// describes them, and checks the wire format and the header rules.
+func TestMCPRawModern(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	key, _ := e.newKey(certbank.TierFree)
+	url := e.srv.URL + "/api/mcp"
+	c := http.DefaultClient
+
+	r := rawMCP(t, c, url, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`, modernHeaders("server/discover", "")...)
+	var disc struct {
+		Result struct {
+			SupportedVersions []string       `json:"supportedVersions"`
+			Capabilities      map[string]any `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(r.body, &disc); r.status != 200 || err != nil || !slices.Contains(disc.Result.SupportedVersions, eraModern) || !slices.Contains(disc.Result.SupportedVersions, eraLegacy) {
+		t.Errorf("server/discover: %d %s", r.status, r.body)
+	}
+	for _, cap := range []string{"tools", "resources", "prompts"} {
+		if disc.Result.Capabilities[cap] == nil {
+			t.Errorf("server/discover lacks capability %s: %s", cap, r.body)
+		}
+	}
+	if r.header.Get("Mcp-Session-Id") != "" {
+		t.Error("a stateless server minted a session id")
+	}
+
+	r = rawMCP(t, c, url, modernCall("get_practice_questions", `{"certification":"cissp","count":2}`), append(modernHeaders("tools/call", "get_practice_questions"), "x-api-key", key)...)
+	var res struct {
+		Result struct {
+			ResultType        string      `json:"resultType"`
+			IsError           bool        `json:"isError"`
+			StructuredContent practiceOut `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(r.body, &res); r.status != 200 || err != nil || res.Result.ResultType != "complete" || res.Result.IsError ||
+		res.Result.StructuredContent.Source != "bank" || res.Result.StructuredContent.Returned != 2 || !strings.HasPrefix(r.header.Get("Content-Type"), "application/json") {
+		t.Errorf("modern tools/call: %d %s", r.status, r.body)
+	}
+
+	r = rawMCP(t, c, url, `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{`+modernMeta+`}}`, modernHeaders("tools/list", "")...)
+	var tl struct {
+		Result struct {
+			ResultType string           `json:"resultType"`
+			TTL        *int             `json:"ttlMs"`
+			CacheScope string           `json:"cacheScope"`
+			Tools      []map[string]any `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(r.body, &tl); r.status != 200 || err != nil || len(tl.Result.Tools) != 4 || tl.Result.TTL == nil || tl.Result.CacheScope == "" {
+		t.Errorf("modern tools/list: %d %s", r.status, r.body)
+	}
+
+	// header rules
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		status  int
+		code    int
+	}{
+		{"Mcp-Name mismatch", modernHeaders("tools/call", "check_answer"), 400, -32020},
+		{"Mcp-Method mismatch", modernHeaders("tools/list", "get_practice_questions"), 400, -32020},
+		{"no Mcp-Name", modernHeaders("tools/call", ""), 400, -32020},
+		{"unsupported version", []string{"MCP-Protocol-Version", "2099-01-01", "Mcp-Method", "tools/call", "Mcp-Name", "get_practice_questions"}, 400, 0},
+	} {
+		r := rawMCP(t, c, url, modernCall("get_practice_questions", `{"certification":"cissp"}`), tc.headers...)
+		var body struct {
+			Error struct{ Code int } `json:"error"`
+		}
+		json.Unmarshal(r.body, &body)
+		if r.status != tc.status || (tc.code != 0 && body.Error.Code != tc.code) {
+			t.Errorf("%s: %d %s, want %d with code %d", tc.name, r.status, r.body, tc.status, tc.code)
+		}
+	}
+}
+
+func TestMCPHTTPRules(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	key, _ := e.newKey(certbank.TierFree)
+	url := e.srv.URL + "/api/mcp"
+	c := http.DefaultClient
+	for _, tc := range []struct {
+		name    string
+		headers []string
+		status  int
+		mention string
+	}{
+		{"no origin", nil, 200, ""},
+		{"same origin", []string{"Origin", e.srv.URL}, 200, ""},
+		{"site origin", []string{"Origin", "http://certbank.test"}, 200, ""},
+		{"foreign origin", []string{"Origin", "http://evil.example.com"}, 403, "evil.example.com"},
+		{"foreign origin with key", []string{"Origin", "https://evil.example.com", "x-api-key", key}, 403, "origin"},
+		{"null origin", []string{"Origin", "null"}, 403, "origin"},
+		{"lookalike origin", []string{"Origin", "http://certbank.test.evil.example"}, 403, "origin"},
+		{"good key", []string{"x-api-key", key}, 200, ""},
+		{"malformed key", []string{"x-api-key", "hello"}, 401, "x-api-key"},
+		{"unknown key", []string{"x-api-key", paywall.KeyPrefix + strings.Repeat("a", 32)}, 401, "x-api-key"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rawMCP(t, c, url, legacyInit, tc.headers...)
+			if r.status != tc.status || !strings.Contains(string(r.body), tc.mention) {
+				t.Errorf("got %d %s, want %d mentioning %q", r.status, r.body, tc.status, tc.mention)
+			}
+			if tc.status == 200 {
+				var m struct {
+					Result struct{ ProtocolVersion string } `json:"result"`
+				}
+				if json.Unmarshal(r.body, &m); m.Result.ProtocolVersion != eraLegacy {
+					t.Errorf("initialize: %s", r.body)
+				}
+			}
+			if len(tc.headers) > 0 && tc.headers[0] == "Origin" && tc.status == 200 && r.header.Get("Access-Control-Allow-Origin") != tc.headers[1] {
+				t.Errorf("Access-Control-Allow-Origin = %q", r.header.Get("Access-Control-Allow-Origin"))
+			}
+		})
+	}
+	// a foreign origin is refused before the key is looked at, and a modern
+	// request is checked the same way
+	r := rawMCP(t, c, url, modernCall("list_certifications", `{}`), append(modernHeaders("tools/call", "list_certifications"), "Origin", "http://evil.example.com")...)
+	if r.status != 403 {
+		t.Errorf("modern request from a foreign origin: %d %s", r.status, r.body)
+	}
+	// a preflight from an allowed origin is answered before auth
+	for origin, want := range map[string]int{e.srv.URL: 204, "http://evil.example.com": 403} {
+		req, _ := http.NewRequest("OPTIONS", url, nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "x-api-key, mcp-protocol-version")
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != want || want == 204 && !strings.Contains(res.Header.Get("Access-Control-Allow-Headers"), "Mcp-Method") {
+			t.Errorf("preflight from %s: %d %v", origin, res.StatusCode, res.Header)
+		}
+	}
+	// stateless: GET and DELETE are 405
+	for _, m := range []string{"GET", "DELETE"} {
+		req, _ := http.NewRequest(m, url, nil)
+		req.Header.Set("Accept", "text/event-stream")
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != 405 {
+			t.Errorf("%s /api/mcp: %d, want 405", m, res.StatusCode)
+		}
+	}
+	// a body over the limit is refused
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"check_answer","arguments":{"question_id":"` + strings.Repeat("x", 2<<20) + `","answer":"A"}}}`
+	if r := rawMCP(t, c, url, big, "MCP-Protocol-Version", eraLegacy); r.status != 413 && r.status != 400 {
+		t.Errorf("2 MiB body: %d", r.status)
+	}
+}
+
+// Benchmarks: the same draw (10 random questions of one certification with
+// an Enterprise key) through GET /api/v1/questions and through tools/call
+// get_practice_questions, over a real HTTP server with the SQLite store.
+//
+//	go test ./paywall/ -run '^$' -bench 'RESTQuestions|MCPGetPracticeQuestions' -benchtime 3s
+//
+// (BENCHMARKS.md, section MCP, has figures and a loop that interleaves
+// several runs.)
+
+func benchEnv(b *testing.B) (*mcpEnv, string, *http.Client) {
+	bank := testBank(300)
+	// an Enterprise key without the per-minute limit, so only throughput
+	// is measured (both routes go through the same accounting)
+	for i := range bank.Site.Tiers {
+		if bank.Site.Tiers[i].Name == certbank.TierEnterprise {
+			bank.Site.Tiers[i].PerMinute = 1 << 30
+		}
+	}
+	e := newMCPEnv(b, bank)
+	key, _ := e.newKey(certbank.TierEnterprise)
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = 256
+	b.Cleanup(tr.CloseIdleConnections)
+	return e, key, &http.Client{Transport: tr}
+}
+
+// benchParallel runs do from 16 goroutines (8 per CPU on the 2-CPU
+// machines). Besides ns/op it reports cpu-µs/op, the process's CPU time
+// (client and server, user and system) per request, which is steadier
+// than wall time on a shared machine.
+func benchParallel(b *testing.B, do func() error) {
+	var failed atomic.Int64
+	var firstErr atomic.Value
+	b.SetParallelism(8)
+	b.ReportAllocs()
+	cpu0 := processCPU()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := do(); err != nil {
+				if failed.Add(1) == 1 {
+					firstErr.Store(err)
+				}
+			}
+		}
+	})
+	b.StopTimer()
+	if cpu1 := processCPU(); cpu0 >= 0 && cpu1 >= 0 {
+		b.ReportMetric(float64((cpu1-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	}
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d requests failed; first: %v", n, firstErr.Load())
+	}
+}
+
+// processCPU is the user+system CPU time of this process from
+// /proc/self/stat (Linux; -1 elsewhere), in clock ticks of 10 ms.
+func processCPU() time.Duration {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return -1
+	}
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	if len(f) < 13 {
+		return -1
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return -1
+	}
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func BenchmarkRESTQuestions(b *testing.B) {
+	e, key, client := benchEnv(b)
+	url := e.srv.URL + "/api/v1/questions?certification=cissp&limit=10"
+	benchParallel(b, func() error {
+		req, _ := http.NewRequest("GET", url, nil)
+		req.Header.Set("x-api-key", key)
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !bytes.Contains(body, []byte(`"returned":10`)) {
+			return fmt.Errorf("%d %s", res.StatusCode, body)
+		}
+		return nil
+	})
+}
+
+func BenchmarkMCPGetPracticeQuestions(b *testing.B) {
+	benchMCP(b, modernCall("get_practice_questions", `{"certification":"cissp","count":10}`))
+}
+
+// BenchmarkMCPGetPracticeQuestionsViaSDK is the same call with a progress
+// token in _meta, which paywall's fast path leaves to the SDK's general
+// handler: what every tools/call cost before the fast path.
+func BenchmarkMCPGetPracticeQuestionsViaSDK(b *testing.B) {
+	body := modernCall("get_practice_questions", `{"certification":"cissp","count":10}`)
+	benchMCP(b, strings.Replace(body, `"_meta":{`, `"_meta":{"progressToken":"p",`, 1))
+}
+
+func benchMCP(b *testing.B, body string) {
+	e, key, client := benchEnv(b)
+	url := e.srv.URL + "/api/mcp"
+	benchParallel(b, func() error {
+		req, _ := http.NewRequest("POST", url, strings.NewReader(body))
+		h := req.Header
+		h.Set("Content-Type", "application/json")
+		h.Set("Accept", "application/json, text/event-stream")
+		h.Set("MCP-Protocol-Version", eraModern)
+		h.Set("Mcp-Method", "tools/call")
+		h.Set("Mcp-Name", "get_practice_questions")
+		h.Set("x-api-key", key)
+		res, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		rb, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != 200 || !bytes.Contains(rb, []byte(`"returned":10`)) || bytes.Contains(rb, []byte(`"isError":true`)) {
+			return fmt.Errorf("%d %s", res.StatusCode, rb)
+		}
+		return nil
+	})
+}
+
+// fastTell is how a get_practice_questions result written by paywall's fast
+// path differs on the wire from the SDK's: the SDK re-encodes the output
+// through a map, so its keys come sorted; the fast path keeps the struct's
+// order.
+const fastTell = `"structuredContent":{"certification":"cissp","source":`
+
+// TestMCPFastPathTaken: the SDK's own client, in both eras, gets
+// get_practice_questions answered by the fast path.
+func TestMCPFastPathTaken(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	key, _ := e.newKey(certbank.TierFree)
+	for _, era := range eras {
+		for _, k := range []string{"", key} {
+			cs, rec := e.connect(t, era, k)
+			var p practiceOut
+			callOK(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "count": 2}, &p)
+			rec.mu.Lock()
+			last := rec.received[len(rec.received)-1]
+			rec.mu.Unlock()
+			if !bytes.Contains(last, []byte(fastTell)) {
+				t.Errorf("%s key=%v: the SDK client's call did not take the fast path: %s", era, k != "", last)
+			}
+		}
+	}
+}
+
+// TestMCPFastPathMatchesSDK sends the same get_practice_questions calls
+// twice, once plainly (the fast path) and once with a progress token in
+// _meta (which the fast path leaves to the SDK), with two keys, and
+// requires the same answers and the same usage.
+func TestMCPFastPathMatchesSDK(t *testing.T) {
+	b := testBank(20)
+	// text that needs escaping, in questions the draws below return
+	for i := range b.Questions {
+		if q := &b.Questions[i]; q.ID == qid("cissp", 0) || q.ID == qid("pmp", 5) {
+			q.Stem = "Which is \"right\" for <b>A & B</b> \\ C?\tTab,\nnew line, \u2028, ünïcødé 😀 \x01"
+			q.Options[1] = `say "hi"`
+			q.Explanation = "Because </script> & \\."
+		}
+	}
+	e := newMCPEnv(t, b)
+	url := e.srv.URL + "/api/mcp"
+	fastKey, fastID := e.newKey(certbank.TierFree)
+	sdkKey, sdkID := e.newKey(certbank.TierFree)
+	calls := []struct {
+		args  string
+		keyed bool
+	}{
+		{`{"certification":"cissp","domain":"Alpha","count":10}`, true},
+		{`{"certification":"pmp","domain":"beta","difficulty":"HARD","count":10,"include_answers":true}`, true},
+		{`{"certification":"cissp","count":10}`, false},
+		{`{"certification":"pmp","count":10,"include_answers":true,"difficulty":"medium"}`, false},
+		{`{"certification":"pmp","domain":"Beta","difficulty":"hard","count":0}`, true},
+		{`{"certification":"nope"}`, false},
+		{`{"certification":"cissp","difficulty":"insane"}`, true},
+		{`{"certification":"cissp","domain":"Gamma"}`, true},
+		{`{"certification":"cissp","count":11}`, false},
+		{`{"certification":"cissp","count":11}`, true},
+		{`{"certification":"cissp","count":-3}`, true},
+		// schema-invalid: both go to the SDK
+		{`{"certification":"cissp","count":"ten"}`, true},
+		{`{"certification":"cissp","limit":3}`, true},
+		{`{"count":3}`, true},
+		{`{"certification":null}`, true},
+		{`{"certification":"cissp","count":2.5}`, true},
+	}
+	for _, version := range []string{eraModern, eraLegacy, "2025-06-18"} {
+		for i, c := range calls {
+			body := func(sdk bool) string {
+				meta := ""
+				if version == eraModern {
+					meta = modernMeta
+					if sdk {
+						meta = strings.Replace(meta, `"_meta":{`, `"_meta":{"progressToken":"p1",`, 1)
+					}
+				} else if sdk {
+					meta = `"_meta":{"progressToken":"p1"}`
+				}
+				if meta != "" {
+					meta = "," + meta
+				}
+				return fmt.Sprintf(`{"jsonrpc":"2.0","id":"c%d","method":"tools/call","params":{"name":"get_practice_questions","arguments":%s%s}}`, i, c.args, meta)
+			}
+			send := func(sdk bool) (resp, any) {
+				h := []string{"MCP-Protocol-Version", version}
+				if version == eraModern {
+					h = modernHeaders("tools/call", "get_practice_questions")
+				}
+				if c.keyed {
+					h = append(h, "x-api-key", map[bool]string{false: fastKey, true: sdkKey}[sdk])
+				}
+				r := rawMCP(t, http.DefaultClient, url, body(sdk), h...)
+				return r, normalizeResult(t, r.body)
+			}
+			fr, fast := send(false)
+			sr, slow := send(true)
+			if fr.status != 200 || sr.status != 200 {
+				t.Fatalf("%s %s: status %d (fast) %d (SDK): %s / %s", version, c.args, fr.status, sr.status, fr.body, sr.body)
+			}
+			for _, h := range []string{"Content-Type", "Cache-Control"} {
+				if fr.header.Get(h) != sr.header.Get(h) {
+					t.Errorf("%s %s: %s %q (fast) vs %q (SDK)", version, c.args, h, fr.header.Get(h), sr.header.Get(h))
+				}
+			}
+			fj, _ := json.Marshal(fast)
+			sj, _ := json.Marshal(slow)
+			if !bytes.Equal(fj, sj) {
+				t.Errorf("%s %s: answers differ\nfast: %s\nSDK:  %s", version, c.args, fj, sj)
+			}
+			if bytes.Contains(sr.body, []byte(fastTell)) {
+				t.Errorf("%s %s: the progress-token request took the fast path", version, c.args)
+			}
+			if i < 4 && !bytes.Contains(fr.body, []byte(`"structuredContent":{"certification":`)) {
+				t.Errorf("%s %s: not the fast path: %s", version, c.args, fr.body)
+			}
+		}
+	}
+	if fu, su := e.usage(fastID), e.usage(sdkID); fu != su || fu.requests != 9 {
+		t.Errorf("usage after the same calls: %+v (fast) vs %+v (SDK)", fu, su)
+	}
+}
+
+// normalizeResult decodes a JSON-RPC response and sorts the questions of a
+// get_practice_questions result by id (draws come in random order), also
+// inside the JSON text block, which it decodes.
+func normalizeResult(t *testing.T, body []byte) any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		t.Fatalf("response is not JSON: %s", body)
+	}
+	sortQs := func(sc any) {
+		if sc, ok := sc.(map[string]any); ok {
+			if qs, ok := sc["questions"].([]any); ok {
+				sort.Slice(qs, func(i, j int) bool {
+					return qs[i].(map[string]any)["id"].(string) < qs[j].(map[string]any)["id"].(string)
+				})
+			}
+		}
+	}
+	res, _ := m["result"].(map[string]any)
+	if res == nil {
+		return m
+	}
+	sortQs(res["structuredContent"])
+	if content, ok := res["content"].([]any); ok && len(content) == 1 && res["isError"] == nil {
+		c := content[0].(map[string]any)
+		var v any
+		if err := json.Unmarshal([]byte(c["text"].(string)), &v); err != nil {
+			t.Errorf("text block is not JSON: %v", c["text"])
+		}
+		sortQs(v)
+		c["text"] = v
+	}
+	return m
+}
+
+// TestMCPFastPathOddRequests sends unusual but possible spellings of a
+// get_practice_questions call, each once as is and once forced to the SDK
+// (a progress token in _meta), and requires the same answer: the fast
+// path's parser must read what the SDK reads and leave the rest to it.
+func TestMCPFastPathOddRequests(t *testing.T) {
+	e := newMCPEnv(t, testBank(20))
+	url := e.srv.URL + "/api/mcp"
+	fastKey, fastID := e.newKey(certbank.TierEnterprise)
+	sdkKey, sdkID := e.newKey(certbank.TierEnterprise)
+	// pmp, Beta, hard is questions 5, 11 and 17: every draw returns all three
+	const args = `"arguments":{"certification":"pmp","domain":"Beta","difficulty":"hard","count":10}`
+	cases := []struct {
+		name   string
+		modern bool
+		body   string
+		fast   bool // answered by the fast path
+	}{
+		{"plain", false, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, true},
+		{"whitespace", false, " {\n\t\"jsonrpc\" : \"2.0\" ,\r\n \"id\" : 2 , \"method\" :\"tools/call\", \"params\":{ \"name\" : \"get_practice_questions\" , \"arguments\" : { \"certification\" : \"pmp\" , \"domain\":\"Beta\",\"difficulty\":\"hard\" } } }\n", true},
+		{"key order", false, `{"params":{` + args + `,"name":"get_practice_questions"},"method":"tools/call","id":3,"jsonrpc":"2.0"}`, true},
+		{"string id with escapes", false, `{"jsonrpc":"2.0","id":"a\"b\\c\u00e9<>&","method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, true},
+		{"negative id", false, `{"jsonrpc":"2.0","id":-42,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, true},
+		{"escaped value", false, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"\u0070mp","domain":"Be\u0074a","difficulty":"hard"}}}`, true},
+		{"count -0", false, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","domain":"Beta","difficulty":"hard","count":-0}}}`, true},
+		{"include_answers false", false, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","domain":"Beta","difficulty":"hard","include_answers":false}}}`, true},
+		{"non-ASCII certification", false, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp ünï"}}}`, true},
+		{"empty arguments", false, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{}}}`, false},
+		{"no arguments", false, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_practice_questions"}}`, false},
+		{"null arguments", false, `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_practice_questions","arguments":null}}`, false},
+		{"escaped key", false, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"\u0063ertification":"pmp","domain":"Beta","difficulty":"hard"}}}`, false},
+		{"key in other case", false, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"Certification":"pmp"}}}`, false},
+		{"repeated key", false, `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"cissp","certification":"pmp","domain":"Beta","difficulty":"hard"}}}`, false},
+		{"count 10.0", false, `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","domain":"Beta","difficulty":"hard","count":10.0}}}`, false},
+		{"count 1e1", false, `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","domain":"Beta","difficulty":"hard","count":1e1}}}`, false},
+		{"count huge", false, `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","count":99999999999}}}`, false},
+		{"count string", false, `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","count":"3"}}}`, false},
+		{"include_answers string", false, `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","include_answers":"true"}}}`, false},
+		{"null value", false, `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"get_practice_questions","arguments":{"certification":"pmp","domain":null}}}`, false},
+		{"float id", false, `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, false},
+		{"null id", false, `{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, false},
+		{"id too big", false, `{"jsonrpc":"2.0","id":9223372036854775808,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, false},
+		{"notification", false, `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, false},
+		{"jsonrpc 1.0", false, `{"jsonrpc":"1.0","id":20,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, false},
+		{"extra member", false, `{"jsonrpc":"2.0","id":21,"method":"tools/call","extra":1,"params":{"name":"get_practice_questions",` + args + `}}`, false},
+		{"other tool", false, `{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"get_exam_blueprint","arguments":{"certification":"pmp"}}}`, false},
+		{"trailing data", false, `{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}} {}`, false},
+		{"batch", false, `[{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}]`, false},
+		{"modern plain", true, `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, true},
+		{"modern with client info and roots", true, `{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientInfo":{"name":"x","version":"2"},"io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true}},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"get_practice_questions",` + args + `}}`, true},
+		{"modern without capabilities", true, `{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, false},
+		{"modern with bad capabilities", true, `{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":5}}}}`, false},
+		{"modern with bad client info", true, `{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":"me"}}}`, false},
+		{"modern with version mismatch", true, `{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `,"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}}`, false},
+		{"modern without _meta", true, `{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"get_practice_questions",` + args + `}}`, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			sdkBody := strings.Replace(c.body, `"_meta":{`, `"_meta":{"progressToken":"p",`, 1)
+			if !c.modern {
+				sdkBody = strings.Replace(c.body, `"params":{`, `"params":{"_meta":{"progressToken":"p"},`, 1)
+			}
+			if sdkBody == c.body && c.fast {
+				t.Fatalf("cannot force the SDK for %s", c.body)
+			}
+			send := func(body, key string) resp {
+				h := []string{"MCP-Protocol-Version", eraLegacy, "x-api-key", key}
+				if c.modern {
+					h = append(modernHeaders("tools/call", "get_practice_questions"), "x-api-key", key)
+				}
+				return rawMCP(t, http.DefaultClient, url, body, h...)
+			}
+			fr := send(c.body, fastKey)
+			sr := send(sdkBody, sdkKey)
+			// successes show which path answered (errors look the same)
+			isFast := bytes.Contains(fr.body, []byte(`"structuredContent":{"certification":"pmp","source":`))
+			if success := bytes.Contains(fr.body, []byte(`"structuredContent"`)); success && isFast != c.fast {
+				t.Errorf("answered by the fast path: %v, want %v: %s", isFast, c.fast, fr.body)
+			}
+			if fr.status != sr.status {
+				t.Fatalf("status %d (as sent) vs %d (SDK): %s / %s", fr.status, sr.status, fr.body, sr.body)
+			}
+			if fr.status != 200 || len(fr.body) == 0 {
+				return
+			}
+			fj, _ := json.Marshal(normalizeResult(t, fr.body))
+			sj, _ := json.Marshal(normalizeResult(t, sr.body))
+			if !bytes.Equal(fj, sj) {
+				t.Errorf("answers differ\nas sent: %s\nSDK:     %s", fj, sj)
+			}
+		})
+	}
+	if fu, su := e.usage(fastID), e.usage(sdkID); fu != su {
+		t.Errorf("usage: %+v (as sent) vs %+v (SDK)", fu, su)
+	}
+}
