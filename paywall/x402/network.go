@@ -1,6 +1,10 @@
 package x402
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/certbank/certbank"
+)
 
 // Network is one chain and its USDC token, as x402 names them.
 type Network struct {
@@ -25,29 +29,15 @@ type Network struct {
 	Decimals int
 }
 
-// Networks returns the supported networks: Base mainnet and Base Sepolia.
+// Networks returns the supported networks: Base mainnet and Base Sepolia,
+// from the domain's table (certbank.Networks).
 func Networks() []Network {
-	return []Network{
-		{
-			Name:         "base",
-			Aliases:      []string{"base-mainnet"},
-			CAIP2:        "eip155:8453",
-			ChainID:      8453,
-			Asset:        "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
-			TokenName:    "USD Coin",
-			TokenVersion: "2",
-			Decimals:     6,
-		},
-		{
-			Name:         "base-sepolia",
-			CAIP2:        "eip155:84532",
-			ChainID:      84532,
-			Asset:        "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
-			TokenName:    "USDC",
-			TokenVersion: "2",
-			Decimals:     6,
-		},
+	out := make([]Network, len(certbank.Networks))
+	for i, n := range certbank.Networks {
+		out[i] = Network{Name: n.Name, Aliases: n.Aliases, CAIP2: n.CAIP2, ChainID: n.ChainID, Asset: n.Asset,
+			TokenName: n.TokenName, TokenVersion: n.TokenVersion, Decimals: n.Decimals}
 	}
+	return out
 }
 
 // LookupNetwork finds a network by version 1 name ("base"), alias
