@@ -3,8 +3,11 @@ package generator
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/certbank/certbank"
@@ -127,23 +130,115 @@ func Build(c *Content, opt Options) (*Output, error) {
 	}
 
 	out := &Output{Files: map[string][]byte{}, Bank: bank}
-	var buf bytes.Buffer
-	if err := certbank.WriteBank(&buf, bank); err != nil {
-		return nil, fmt.Errorf("encode bank bundle: %w", err)
-	}
-	out.BankJSON = buf.Bytes()
+	// The bank bundle, the largest output, is encoded while the site
+	// renders; the outputs render in parallel (templates and the model are
+	// only read). Results are gathered in output order, so the bytes and the
+	// error reported do not depend on scheduling.
+	bankErr := make(chan error, 1)
+	go func() {
+		var err error
+		out.BankJSON, err = encodeBank(bank)
+		bankErr <- err
+	}()
 	r, err := newRenderer()
 	if err != nil {
+		<-bankErr
 		return nil, err
 	}
-	for _, o := range outputs(m) {
-		data, err := o.render(r, m)
-		if err != nil {
-			return nil, fmt.Errorf("render %s: %w", o.path, err)
+	outs := outputs(m)
+	data := make([][]byte, len(outs))
+	errs := make([]error, len(outs))
+	parallel(len(outs), func(i int) { data[i], errs[i] = outs[i].render(r, m) })
+	if err := <-bankErr; err != nil {
+		return nil, fmt.Errorf("encode bank bundle: %w", err)
+	}
+	for i, o := range outs {
+		if errs[i] != nil {
+			return nil, fmt.Errorf("render %s: %w", o.path, errs[i])
 		}
-		out.Files[o.path] = data
+		out.Files[o.path] = data[i]
 	}
 	return out, nil
+}
+
+// encodeBank returns exactly the bytes certbank.WriteBank writes for b,
+// with the questions, nearly all of the bundle, encoded in parallel chunks:
+// encoding/json writes a slice as its elements joined by commas.
+func encodeBank(b *certbank.Bank) ([]byte, error) {
+	if b.Questions == nil {
+		var buf bytes.Buffer
+		err := certbank.WriteBank(&buf, b)
+		return buf.Bytes(), err
+	}
+	chunks := make([][]byte, min(4*runtime.GOMAXPROCS(0), len(b.Questions)))
+	errs := make([]error, len(chunks))
+	parallel(len(chunks), func(c int) {
+		qs := b.Questions[c*len(b.Questions)/len(chunks) : (c+1)*len(b.Questions)/len(chunks)]
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false) // as WriteBank
+		for i := range qs {
+			if err := enc.Encode(&qs[i]); err != nil {
+				errs[c] = err
+				return
+			}
+			buf.Bytes()[buf.Len()-1] = ',' // Encode ends each value with '\n'
+		}
+		chunks[c] = buf.Bytes()
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	rest := *b
+	rest.Questions = nil
+	var buf bytes.Buffer
+	if err := certbank.WriteBank(&buf, &rest); err != nil {
+		return nil, err
+	}
+	// Bank's fields end with questions then samples, and only the bank
+	// itself has a "samples" key, so this marker is found exactly once.
+	const marker = `"questions":null,"samples":`
+	i := bytes.LastIndex(buf.Bytes(), []byte(marker))
+	if i < 0 {
+		return nil, fmt.Errorf("bank bundle layout changed: no %s", marker)
+	}
+	n := buf.Len() + 2
+	for _, c := range chunks {
+		n += len(c)
+	}
+	out := make([]byte, 0, n)
+	out = append(out, buf.Bytes()[:i]...)
+	out = append(out, `"questions":[`...)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	if len(chunks) > 0 {
+		out = out[:len(out)-1] // the last comma
+	}
+	out = append(out, `],"samples":`...)
+	out = append(out, buf.Bytes()[i+len(marker):]...)
+	return out, nil
+}
+
+// parallel calls f(0) … f(n-1) on runtime.GOMAXPROCS(0) goroutines and
+// returns when all calls have.
+func parallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < min(runtime.GOMAXPROCS(0), n); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // newestDate is the newest YYYY-MM-DD date in the content.

@@ -30,7 +30,7 @@ const (
 )
 
 var (
-	allNoneRE  = regexp.MustCompile(`(?i)\b(all|none) of the (above|these|options|answers)\b|\bboth [a-d] and [a-d]\b|\b[a-d] and [a-d] (are|only)\b|^neither\b`)
+	allNoneRE  = regexp.MustCompile(`(?i)\b(all|none) of (the )?(above|these|options|answers)\b|\bboth [a-d] and [a-d]\b|\b[a-d] and [a-d] (are|only)\b|^neither\b`)
 	negativeRE = regexp.MustCompile(`(?i)\b(not|except|least|false|incorrect)\b`)
 	absoluteRE = regexp.MustCompile(`(?i)\b(always|never)\b`)
 	wordRE     = regexp.MustCompile(`[\p{L}\p{N}]+`)

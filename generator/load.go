@@ -182,9 +182,15 @@ func parseDoc(r *reader, data []byte) *yaml.Node {
 		msg := err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 			fmt.Sscan(m[1], &line)
-			msg = strings.TrimSpace(yamlLineRE.ReplaceAllString(msg, ""))
+			msg = yamlLineRE.ReplaceAllString(msg, "")
 		}
-		r.probs.add(r.file, line, "not valid YAML: %s; check indentation and quote values that contain \": \"", strings.TrimPrefix(msg, "yaml: "))
+		msg = strings.TrimSpace(strings.TrimPrefix(msg, "yaml:"))
+		if yamlParserProblems[msg] {
+			// yaml.v3 reports parser (not scanner) errors with a 0-based
+			// line, and none at all on the first line.
+			line++
+		}
+		r.probs.add(r.file, line, "not valid YAML: %s; check indentation and quote values that contain \": \"", msg)
 		return nil
 	}
 	if len(doc.Content) == 0 {
@@ -195,6 +201,22 @@ func parseDoc(r *reader, data []byte) *yaml.Node {
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+):`)
+
+// yamlParserProblems are the messages of yaml.v3's parser errors, whose
+// line numbers it reports 0-based (gopkg.in/yaml.v3 v3.0.1 decode.go fail).
+var yamlParserProblems = map[string]bool{
+	"did not find expected <stream-start>":   true,
+	"did not find expected <document start>": true,
+	"did not find expected key":              true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected node content":     true,
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"found duplicate %YAML directive":        true,
+	"found duplicate %TAG directive":         true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
 
 func parseSite(r *reader, data []byte) certbank.Site {
 	var s certbank.Site
@@ -436,13 +458,15 @@ func parseQuestion(r *reader, n *yaml.Node, cert *certbank.Certification) certba
 	}
 	q.Stem = r.str(m, n, "question", what, true)
 	if on := m["options"]; on != nil {
-		om := r.fields(on, "options", "A", "B", "C", "D")
-		for i, l := range certbank.Letters {
-			if _, ok := om[string(l)]; !ok && om != nil {
-				r.add(on, "option %s is missing; every question has exactly four options A, B, C and D", l)
-				continue
+		// When options is not a mapping, fields has said so; say it once.
+		if om := r.fields(on, "options", "A", "B", "C", "D"); om != nil {
+			for i, l := range certbank.Letters {
+				if _, ok := om[string(l)]; !ok {
+					r.add(on, "option %s is missing; every question has exactly four options A, B, C and D", l)
+					continue
+				}
+				q.Options[i] = r.str(om, on, string(l), "options", true)
 			}
-			q.Options[i] = r.str(om, on, string(l), "options", true)
 		}
 	} else {
 		r.add(n, "a question is missing \"options\"; add options A, B, C and D")

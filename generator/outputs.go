@@ -134,12 +134,22 @@ func newRenderer() (*renderer, error) {
 		return nil, fmt.Errorf("parse text templates: %w", err)
 	}
 	r.texts = tt
-	css, err := fs.ReadFile(templates.FS, "assets/site.css")
+	// One version for all assets (the stylesheet and the scripts), so a
+	// change to any of them reaches browsers despite the immutable caching.
+	h := sha256.New()
+	err = fs.WalkDir(templates.FS, "assets", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := fs.ReadFile(templates.FS, p)
+		fmt.Fprintf(h, "%s\x00%d\x00", p, len(data))
+		h.Write(data)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256(css)
-	r.assetVersion = hex.EncodeToString(sum[:4])
+	r.assetVersion = hex.EncodeToString(h.Sum(nil)[:4])
 	return r, nil
 }
 
@@ -195,6 +205,7 @@ type indexPage struct {
 	Total     int
 	Certs     []*certStats
 	Providers []provider
+	Path      string // always "": the index is no filtered list (see listPage)
 }
 
 func (r *renderer) index(m *model) ([]byte, error) {
@@ -206,12 +217,15 @@ func (r *renderer) index(m *model) ([]byte, error) {
 }
 
 type listPage struct {
-	Heading string
-	Certs   []*certStats
+	Heading   string
+	Certs     []*certStats
+	Path      string     // this page's path, e.g. "providers/vendorfour/"
+	Providers []provider // for the browse links shared with the index
 }
 
 func (r *renderer) list(m *model, p, heading string, certs []*certStats) ([]byte, error) {
-	v := r.view(m, p, heading+" · "+m.Site.Name, heading+": practice questions with explanations.", "index", listPage{heading, certs})
+	v := r.view(m, p, heading+" · "+m.Site.Name, heading+": practice questions with explanations.", "index",
+		listPage{Heading: heading, Certs: certs, Path: p, Providers: providers(m)})
 	return r.html("list.html", v)
 }
 
@@ -276,13 +290,30 @@ type domainRow struct {
 }
 
 type hubPage struct {
-	Stats   *certStats
-	Domains []domainRow
-	Chart   template.HTML
+	Stats    *certStats
+	Domains  []domainRow
+	Chart    template.HTML
+	DrawSize int       // questions drawn per request in "practise with your API key"
+	Free     *freeTier // the free tier's limits, nil when the site has none
 }
 
+// freeTier is what a hub says about the free API key.
+type freeTier struct {
+	PerMinute                 int
+	PerMonth, UniqueQuestions string
+}
+
+// hubDrawSize is how many questions a hub draws with a learner's API key.
+const hubDrawSize = 10
+
 func (r *renderer) hub(m *model, c *certStats) ([]byte, error) {
-	p := hubPage{Stats: c, Chart: difficultyChart(c)}
+	p := hubPage{Stats: c, Chart: difficultyChart(c), DrawSize: hubDrawSize}
+	if t, ok := m.Site.Tier("free"); ok {
+		p.Free = &freeTier{PerMinute: t.PerMinute, PerMonth: limitText(t.PerMonth), UniqueQuestions: limitText(t.UniqueQuestions)}
+		if t.MaxLimit > 0 && t.MaxLimit < p.DrawSize {
+			p.DrawSize = t.MaxLimit
+		}
+	}
 	sampleBy := map[string]int{}
 	for _, q := range c.Sample {
 		sampleBy[q.Domain]++
@@ -325,48 +356,56 @@ func difficultyChart(c *certStats) template.HTML {
 	return template.HTML(b.String())
 }
 
+// hubJSONLD is the hub's schema.org Quiz: one Question per free sample
+// question, each with its four options as Answer objects (the key as
+// acceptedAnswer, the distractors as suggestedAnswer) positioned 0-3 for A-D,
+// and the exam as the educationalAlignment. The explanations stay in the
+// visible page only: repeating them here would cost about 10 KB a hub, and
+// the page must stay under 100 KB.
 func hubJSONLD(m *model, c *certStats) (template.JS, error) {
-	type answer struct {
-		Type string `json:"@type"`
-		Text string `json:"text"`
-	}
 	type question struct {
-		Type            string   `json:"@type"`
-		Name            string   `json:"name"`
-		Text            string   `json:"text"`
-		EduLevel        string   `json:"educationalLevel"`
-		AcceptedAnswer  answerEx `json:"acceptedAnswer"`
-		SuggestedAnswer []answer `json:"suggestedAnswer"`
+		Type            string     `json:"@type"`
+		EduQuestionType string     `json:"eduQuestionType"`
+		Text            string     `json:"text"`
+		EduLevel        string     `json:"educationalLevel"`
+		AcceptedAnswer  answerEx   `json:"acceptedAnswer"`
+		SuggestedAnswer []answerEx `json:"suggestedAnswer"`
 	}
-	var qs []question
+	qs := []question{}
 	for _, q := range c.Sample {
-		var sugg []answer
+		var accepted answerEx
+		var sugg []answerEx
 		for i, l := range certbank.Letters {
-			if l != q.Answer {
-				sugg = append(sugg, answer{"Answer", string(l) + ". " + q.Options[i]})
+			a := answerEx{Type: "Answer", Position: i, Text: string(l) + ". " + q.Options[i]}
+			if l == q.Answer {
+				accepted = a
+			} else {
+				sugg = append(sugg, a)
 			}
 		}
 		qs = append(qs, question{
-			Type: "Question", Name: truncate(q.Stem, 110), Text: q.Stem, EduLevel: string(q.Difficulty),
-			AcceptedAnswer:  answerEx{Type: "Answer", Text: string(q.Answer) + ". " + q.Options.Get(q.Answer), Comment: answerComment{"Comment", q.Explanation}},
-			SuggestedAnswer: sugg,
+			Type: "Question", EduQuestionType: "Multiple choice",
+			Text: q.Stem, EduLevel: string(q.Difficulty), AcceptedAnswer: accepted, SuggestedAnswer: sugg,
 		})
 	}
 	doc := map[string]any{
-		"@context": "https://schema.org",
-		"@type":    "Quiz",
-		"name":     c.Cert.Name + " practice questions",
-		"url":      c.HubURL,
-		"about":    map[string]any{"@type": "Thing", "name": c.Cert.Name},
+		"@context":    "https://schema.org",
+		"@type":       "Quiz",
+		"name":        c.Cert.Name + " practice questions",
+		"description": fmt.Sprintf("%d free practice questions with explanations for %s.", len(c.Sample), c.Cert.Name),
+		"url":         c.HubURL,
+		"about":       map[string]any{"@type": "Thing", "name": c.Cert.Name},
 		"educationalAlignment": []map[string]any{{
 			"@type": "AlignmentObject", "alignmentType": "educationalSubject",
 			"targetName": c.Cert.Name, "educationalFramework": c.Cert.Provider + " certification" + codeSuffix(c.Cert.ExamCode),
 			"targetUrl": c.HubURL,
 		}},
-		"provider":     map[string]any{"@type": "Organization", "name": m.Site.Name, "url": m.Site.BaseURL + "/"},
-		"hasPart":      qs,
-		"inLanguage":   "en",
-		"dateModified": m.Date,
+		"learningResourceType": "Practice problem",
+		"provider":             map[string]any{"@type": "Organization", "name": m.Site.Name, "url": m.Site.BaseURL + "/"},
+		"isAccessibleForFree":  true,
+		"hasPart":              qs,
+		"inLanguage":           "en",
+		"dateModified":         m.Date,
 	}
 	data, err := json.Marshal(doc)
 	if err != nil {
@@ -376,14 +415,9 @@ func hubJSONLD(m *model, c *certStats) (template.JS, error) {
 }
 
 type answerEx struct {
-	Type    string        `json:"@type"`
-	Text    string        `json:"text"`
-	Comment answerComment `json:"comment"`
-}
-
-type answerComment struct {
-	Type string `json:"@type"`
-	Text string `json:"text"`
+	Type     string `json:"@type"`
+	Position int    `json:"position"`
+	Text     string `json:"text"`
 }
 
 func codeSuffix(code string) string {
@@ -391,17 +425,6 @@ func codeSuffix(code string) string {
 		return ""
 	}
 	return " " + code
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndex(s[:n], " ")
-	if cut < n/2 {
-		cut = n
-	}
-	return s[:cut] + "…"
 }
 
 func (r *renderer) llms(m *model) ([]byte, error) {

@@ -66,9 +66,14 @@ func chooseSample(cert *certbank.Certification, qs []*certbank.Question, n int) 
 		}
 		return strata[i].diff < strata[j].diff
 	})
+	// Each key is hashed once, not once per comparison.
+	keys := make(map[*certbank.Question]uint64, len(qs))
+	for _, q := range qs {
+		keys[q] = sampleKey(q.ID)
+	}
 	given := 0
 	for _, s := range strata {
-		sort.Slice(s.qs, func(i, j int) bool { return sampleKey(s.qs[i].ID) < sampleKey(s.qs[j].ID) })
+		sort.Slice(s.qs, func(i, j int) bool { return keys[s.qs[i]] < keys[s.qs[j]] })
 		exact := float64(n) * float64(len(s.qs)) / float64(max(len(qs), 1))
 		s.quota = int(exact)
 		s.rem = exact - float64(s.quota)
@@ -80,7 +85,7 @@ func chooseSample(cert *certbank.Certification, qs []*certbank.Question, n int) 
 		if order[i].rem != order[j].rem {
 			return order[i].rem > order[j].rem
 		}
-		return sampleKey(order[i].qs[0].ID) < sampleKey(order[j].qs[0].ID)
+		return keys[order[i].qs[0]] < keys[order[j].qs[0]]
 	})
 	for i := 0; given < n && i < len(order); i++ {
 		if order[i].quota < len(order[i].qs) {
