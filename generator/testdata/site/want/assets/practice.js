@@ -401,11 +401,12 @@
       if (!r.ok) { say(explain(r, 'check your quota'), true); return r; }
       const { tier = {}, requests: { minute, month } = {}, unique_questions: uq } = r.body;
       const row = (dt, dd) => h('div', {}, h('dt', { text: dt }), h('dd', { text: dd }));
-      $('quota-list').replaceChildren(
-        row('Tier', tier.title + (tier.until ? ' until ' + day(tier.until) : '')),
+      $('quota-list').replaceChildren(...[
+        row('Tier', (tier.title || tier.name || '') + (tier.until ? ' until ' + day(tier.until) : '')),
         minute && row('Requests this minute', `${minute.remaining} of ${minute.limit} left`),
         month && row('Requests this month', `${month.remaining} of ${month.limit} left, resets ${day(month.resets_at)}`),
-        uq && row('Different questions', `${uq.remaining} of ${uq.limit} left` + (uq.remaining ? '' : ': new draws repeat questions you have seen')));
+        uq && row('Different questions', `${uq.remaining} of ${uq.limit} left` + (uq.remaining ? '' : ': new draws repeat questions you have seen')),
+      ].filter(Boolean));
       $('quota').hidden = false;
       return r;
     }
