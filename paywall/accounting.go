@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/certbank/certbank"
@@ -25,9 +27,12 @@ func (s seenSet) has(h uint64) bool {
 	return i < n && s.at(i) == h
 }
 
-// with returns the set with hs added (hs need not be sorted or new).
+// with returns the set with hs added (hs need not be sorted or new). It
+// never changes s in place: it returns s itself when nothing is new, or a
+// new set.
 func (s seenSet) with(hs []uint64) seenSet {
-	add := make([]uint64, 0, len(hs))
+	var addBuf [16]uint64
+	add := addBuf[:0]
 	for _, h := range hs {
 		if !s.has(h) {
 			add = append(add, h)
@@ -36,27 +41,20 @@ func (s seenSet) with(hs []uint64) seenSet {
 	if len(add) == 0 {
 		return s
 	}
-	sort.Slice(add, func(i, j int) bool { return add[i] < add[j] })
+	slices.Sort(add)
+	add = slices.Compact(add)
+	// Copy the runs of s between the new hashes in bulk: a handful of
+	// binary searches and copies instead of a pass over every entry.
 	out := make(seenSet, 0, len(s)+8*len(add))
-	i, j := 0, 0
-	var buf [8]byte
-	for i < s.len() || j < len(add) {
-		var v uint64
-		switch {
-		case j >= len(add) || (i < s.len() && s.at(i) < add[j]):
-			v = s.at(i)
-			i++
-		default:
-			v = add[j]
-			j++
-			if j < len(add) && add[j] == v {
-				continue
-			}
-		}
-		binary.BigEndian.PutUint64(buf[:], v)
-		out = append(out, buf[:]...)
+	prev := 0
+	for _, h := range add {
+		n := s.len()
+		i := sort.Search(n, func(i int) bool { return s.at(i) >= h })
+		out = append(out, s[prev*8:i*8]...)
+		out = binary.BigEndian.AppendUint64(out, h)
+		prev = i
 	}
-	return out
+	return append(out, s[prev*8:]...)
 }
 
 // pickFunc chooses the questions of a request given the key's seen set and
@@ -71,6 +69,9 @@ type spend struct {
 	now   time.Time
 	pick  pickFunc
 	count bool // false: read usage only (the usage endpoint)
+	// arrived, if set, is the handler's flag that it called arrive and
+	// has not yet left; do clears it when s is queued.
+	arrived *bool
 
 	// results
 	picked []*entry
@@ -85,32 +86,69 @@ type spend struct {
 // answers every request of the batch. A request is answered 200 only if its
 // usage is durably stored; when the store fails, every request in the batch
 // fails and nothing of it is counted.
+//
+// Batches form by themselves when the store is the bottleneck. When it is
+// not, the request that finds the accountant idle would start a
+// transaction of one while the requests right behind it are still being
+// parsed, and each would pay a whole transaction. So the accountant first
+// waits, up to linger, for the requests already inside a handler (counted
+// by arrive) to join the batch; with no request in flight it starts at
+// once, so a lone request is never delayed.
+//
+// A store that runs concurrent usage transactions safely (PostgreSQL, whose
+// transactions lock their keys' rows in a global order) can ask for several
+// workers with a UsageConcurrency() int method: while one batch waits on
+// the database another one forms and runs.
 type accountant struct {
 	store    Store
 	queue    chan *spend
 	maxBatch int
+	linger   time.Duration // the longest a batch waits for more requests
+	gap      time.Duration // how long it waits for the next one
+	incoming atomic.Int64  // requests inside a handler that have not queued yet
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	metrics  *metrics
 }
 
+// concurrentUsage is implemented by stores whose UpdateUsage calls may run
+// concurrently, each locking the keys it loads.
+type concurrentUsage interface{ UsageConcurrency() int }
+
 func newAccountant(store Store, m *metrics) *accountant {
-	a := &accountant{store: store, queue: make(chan *spend, 4096), maxBatch: 512, stop: make(chan struct{}), metrics: m}
-	a.wg.Add(1)
-	go a.loop()
+	a := &accountant{store: store, queue: make(chan *spend, 4096), maxBatch: 512, linger: time.Millisecond, gap: 100 * time.Microsecond, stop: make(chan struct{}), metrics: m}
+	workers := 1
+	if c, ok := store.(concurrentUsage); ok {
+		workers = min(max(c.UsageConcurrency(), 1), 16)
+	}
+	for range workers {
+		a.wg.Add(1)
+		go a.loop()
+	}
 	return a
 }
+
+// arrive tells the accountant that a request which will call do is being
+// handled; leave (or do) withdraws it.
+func (a *accountant) arrive() { a.incoming.Add(1) }
+
+func (a *accountant) leave() { a.incoming.Add(-1) }
 
 func (a *accountant) close() {
 	close(a.stop)
 	a.wg.Wait()
 }
 
-// do queues s and waits for its result.
+// do queues s and waits for its result. If s.arrived is set (the handler
+// called arrive), do calls leave once s is queued and clears it.
 func (a *accountant) do(ctx context.Context, s *spend) error {
 	s.done = make(chan struct{})
 	select {
 	case a.queue <- s:
+		if s.arrived != nil && *s.arrived {
+			*s.arrived = false
+			a.leave()
+		}
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-a.stop:
@@ -122,6 +160,10 @@ func (a *accountant) do(ctx context.Context, s *spend) error {
 
 func (a *accountant) loop() {
 	defer a.wg.Done()
+	var batch []*spend
+	var timer *time.Timer
+	last := 0                  // size of the last batch
+	var lastTook time.Duration // how long its transaction took
 	for {
 		var first *spend
 		select {
@@ -138,7 +180,7 @@ func (a *accountant) loop() {
 				}
 			}
 		}
-		batch := []*spend{first}
+		batch = append(batch[:0], first)
 	fill:
 		for len(batch) < a.maxBatch {
 			select {
@@ -148,7 +190,45 @@ func (a *accountant) loop() {
 				break fill
 			}
 		}
+		// Linger while requests keep arriving: each arrival extends the
+		// wait by gap, up to linger in all, and no longer than the last
+		// transaction took (a cheap store gains nothing from waiting).
+		// Only with evidence of concurrency (requests inside handlers,
+		// or a last batch of more than one), so a lone client is never
+		// delayed.
+		linger := min(a.linger, lastTook) // waiting longer than a transaction takes cannot pay
+		if len(batch) < a.maxBatch && linger >= 50*time.Microsecond && (a.incoming.Load() > 0 || last > 1) {
+			gap := min(a.gap, linger/2)
+			deadline := time.Now().Add(linger)
+			if timer == nil {
+				timer = time.NewTimer(gap)
+			} else {
+				timer.Reset(gap)
+			}
+		wait:
+			for len(batch) < a.maxBatch {
+				select {
+				case s := <-a.queue:
+					batch = append(batch, s)
+					d := min(gap, time.Until(deadline))
+					if d <= 0 {
+						break wait
+					}
+					timer.Reset(d)
+				case <-timer.C:
+					if a.incoming.Load() == 0 || !time.Now().Before(deadline) {
+						break wait
+					}
+					timer.Reset(min(gap, time.Until(deadline)))
+				}
+			}
+			timer.Stop()
+		}
+		last = len(batch)
+		start := time.Now()
 		a.run(batch)
+		lastTook = time.Since(start)
+		clear(batch) // drop references to answered requests
 	}
 }
 
@@ -207,6 +287,9 @@ func (a *accountant) run(batch []*spend) {
 			s.err, s.picked = err, nil
 		}
 	}
+	if a.metrics != nil {
+		a.metrics.batch(len(batch))
+	}
 	for _, s := range batch {
 		close(s.done)
 	}
@@ -248,9 +331,10 @@ func apply(u *Usage, s *spend) error {
 	}
 	seen := seenSet(u.Seen)
 	s.picked = s.pick(seen, newAllowed)
-	hs := make([]uint64, len(s.picked))
-	for i, e := range s.picked {
-		hs[i] = e.Hash
+	var buf [16]uint64
+	hs := buf[:0]
+	for _, e := range s.picked {
+		hs = append(hs, e.Hash)
 	}
 	ns := seen.with(hs)
 	u.Seen, u.SeenCount = ns, ns.len()

@@ -6,20 +6,45 @@ import (
 	"hash/fnv"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/certbank/certbank"
 )
 
-// entry is one published question with its JSON pre-encoded in each shape
-// the endpoints send, so a request only copies bytes.
+// entry is one published question with its JSON pre-encoded, so a request
+// only copies bytes. The two pay-per-request shapes are stored whole; the
+// keyed shapes are assembled from them (see appendKeyed), so the bank's
+// text is held twice in memory (the Question and paidFull), not five times.
 type entry struct {
 	Q    *certbank.Question
 	Cert *certbank.Certification
 	Hash uint64 // stable 64-bit identity in a key's seen set
-	// keyed route (SPEC.md §2.5): with and without correct_answer/explanation
-	keyedFull, keyedQuiz []byte
 	// pay-per-request route (SPEC.md §2.2): with and without answer/explanation
 	paidFull, paidQuiz []byte
+	// certJSON is `,"certification":{…}`, shared by the certification's
+	// entries; explOff is where the explanation's JSON string starts in
+	// paidFull (0: the question has no explanation).
+	certJSON []byte
+	explOff  int
+}
+
+// appendKeyed appends the question in the keyed route's shape (SPEC.md
+// §2.5), with correct_answer and explanation when include is set: the bytes
+// encoding/json writes for keyedQuestion (with HTML escaping off).
+func (e *entry) appendKeyed(dst []byte, include bool) []byte {
+	dst = append(dst, e.paidQuiz[:len(e.paidQuiz)-1]...) // without its '}'
+	dst = append(dst, e.certJSON...)
+	if include {
+		if e.Q.Answer != "" {
+			dst = append(dst, `,"correct_answer":`...)
+			dst = appendJSONString(dst, string(e.Q.Answer))
+		}
+		if e.explOff > 0 {
+			dst = append(dst, `,"explanation":`...)
+			dst = append(dst, e.paidFull[e.explOff:len(e.paidFull)-1]...)
+		}
+	}
+	return append(dst, '}')
 }
 
 // index is the bank, arranged for fast filtering.
@@ -44,6 +69,7 @@ type keyedCert struct {
 	Provider string `json:"provider"`
 }
 
+// keyedQuestion documents the keyed route's shape; appendKeyed writes it.
 type keyedQuestion struct {
 	ID            string            `json:"id"`
 	Question      string            `json:"question"`
@@ -55,6 +81,7 @@ type keyedQuestion struct {
 	Explanation   string            `json:"explanation,omitempty"`
 }
 
+// paidQuestion documents the pay-per-request shape; encodePaid writes it.
 type paidQuestion struct {
 	ID          string            `json:"id"`
 	Question    string            `json:"question"`
@@ -65,38 +92,137 @@ type paidQuestion struct {
 	Explanation *string           `json:"explanation,omitempty"`
 }
 
+// marshal encodes v as encoding/json does with HTML escaping off, without
+// the trailing newline, in a slice of exactly its length (these slices live
+// as long as the server).
 func marshal(v any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.Encode(v)
-	return bytes.TrimRight(buf.Bytes(), "\n")
+	return bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n"))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// does with HTML escaping off: quotes, backslashes and control characters
+// escaped, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// encodePaid sets e.paidQuiz, e.paidFull and e.explOff: the bytes
+// encoding/json writes for paidQuestion without and with the answer,
+// each in a slice of exactly its length.
+func (e *entry) encodePaid(scratch []byte) []byte {
+	q := e.Q
+	b := append(scratch[:0], `{"id":`...)
+	b = appendJSONString(b, q.ID)
+	b = append(b, `,"question":`...)
+	b = appendJSONString(b, q.Stem)
+	b = append(b, `,"options":{`...)
+	for i, l := range certbank.Letters {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, string(l)...)
+		b = append(b, `":`...)
+		b = appendJSONString(b, q.Options[i])
+	}
+	b = append(b, `},"difficulty":`...)
+	b = appendJSONString(b, string(q.Difficulty))
+	b = append(b, `,"domain":`...)
+	b = appendJSONString(b, q.Domain)
+	quiz := len(b)
+	b = append(b, `,"answer":`...)
+	b = appendJSONString(b, string(q.Answer))
+	b = append(b, `,"explanation":`...)
+	expl := len(b)
+	b = appendJSONString(b, q.Explanation)
+	b = append(b, '}')
+	// One allocation holds both shapes.
+	mem := make([]byte, 0, quiz+1+len(b))
+	mem = append(mem, b[:quiz]...)
+	mem = append(mem, '}')
+	e.paidQuiz = mem[: quiz+1 : quiz+1]
+	mem = append(mem, b...)
+	e.paidFull = mem[quiz+1:]
+	if q.Explanation != "" {
+		e.explOff = expl
+	}
+	return b
 }
 
 func newIndex(b *certbank.Bank) *index {
-	ix := &index{bank: b, byCert: map[string][]*entry{}, byID: map[string]*entry{}, samples: map[string][]*entry{}, certs: b.Certifications}
+	ix := &index{bank: b, byCert: map[string][]*entry{}, byID: make(map[string]*entry, len(b.Questions)), samples: map[string][]*entry{}, certs: b.Certifications}
 	certOf := map[string]*certbank.Certification{}
+	certJSON := map[string][]byte{}
 	for i := range b.Certifications {
-		certOf[b.Certifications[i].Slug] = &b.Certifications[i]
+		c := &b.Certifications[i]
+		certOf[c.Slug] = c
+		certJSON[c.Slug] = append([]byte(`,"certification":`), marshal(keyedCert{c.Name, c.Slug, c.Provider})...)
 	}
+	entries := make([]entry, len(b.Questions))
+	ix.all = make([]*entry, 0, len(b.Questions))
+	var scratch []byte
 	for i := range b.Questions {
 		q := &b.Questions[i]
 		c := certOf[q.Certification]
 		if c == nil {
 			continue
 		}
-		opts := map[string]string{"A": q.Options[0], "B": q.Options[1], "C": q.Options[2], "D": q.Options[3]}
-		kq := keyedQuestion{ID: q.ID, Question: q.Stem, Options: opts, Difficulty: string(q.Difficulty), Domain: q.Domain,
-			Certification: keyedCert{c.Name, c.Slug, c.Provider}}
-		e := &entry{Q: q, Cert: c, Hash: questionHash(q.ID)}
-		e.keyedQuiz = marshal(kq)
-		kq.CorrectAnswer, kq.Explanation = string(q.Answer), q.Explanation
-		e.keyedFull = marshal(kq)
-		pq := paidQuestion{ID: q.ID, Question: q.Stem, Options: opts, Difficulty: string(q.Difficulty), Domain: q.Domain}
-		e.paidQuiz = marshal(pq)
-		ans, ex := string(q.Answer), q.Explanation
-		pq.Answer, pq.Explanation = &ans, &ex
-		e.paidFull = marshal(pq)
+		e := &entries[i]
+		*e = entry{Q: q, Cert: c, Hash: questionHash(q.ID), certJSON: certJSON[c.Slug]}
+		scratch = e.encodePaid(scratch)
 		ix.all = append(ix.all, e)
 		ix.byID[q.ID] = e
 	}

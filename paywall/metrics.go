@@ -15,11 +15,18 @@ import (
 // client library.
 type metrics struct {
 	mu        sync.Mutex
-	requests  map[[2]string]uint64 // route, status → count
+	requests  map[routeStatus]uint64
 	latency   map[string]*histogram
 	rejected  map[string]uint64 // RATE_LIMITED / MONTHLY_LIMIT_EXCEEDED
 	storeErrs uint64
 	payments  map[string]uint64 // settled / failed / pending
+	// usage group commit: transactions and the requests they carried
+	batches, batched uint64
+}
+
+type routeStatus struct {
+	route  string
+	status int
 }
 
 var latencyBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
@@ -31,13 +38,13 @@ type histogram struct {
 }
 
 func newMetrics() *metrics {
-	return &metrics{requests: map[[2]string]uint64{}, latency: map[string]*histogram{}, rejected: map[string]uint64{}, payments: map[string]uint64{}}
+	return &metrics{requests: map[routeStatus]uint64{}, latency: map[string]*histogram{}, rejected: map[string]uint64{}, payments: map[string]uint64{}}
 }
 
 func (m *metrics) observe(route string, status int, d time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.requests[[2]string{route, fmt.Sprint(status)}]++
+	m.requests[routeStatus{route, status}]++
 	h := m.latency[route]
 	if h == nil {
 		h = &histogram{counts: make([]uint64, len(latencyBuckets))}
@@ -65,6 +72,13 @@ func (m *metrics) storeError() {
 	m.mu.Unlock()
 }
 
+func (m *metrics) batch(requests int) {
+	m.mu.Lock()
+	m.batches++
+	m.batched += uint64(requests)
+	m.mu.Unlock()
+}
+
 func (m *metrics) payment(status string) {
 	m.mu.Lock()
 	m.payments[status]++
@@ -76,13 +90,18 @@ func (m *metrics) write(w io.Writer) {
 	defer m.mu.Unlock()
 	fmt.Fprintln(w, "# HELP certbank_http_requests_total HTTP requests by route and status.")
 	fmt.Fprintln(w, "# TYPE certbank_http_requests_total counter")
-	keys := make([][2]string, 0, len(m.requests))
+	keys := make([]routeStatus, 0, len(m.requests))
 	for k := range m.requests {
 		keys = append(keys, k)
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i][0]+keys[i][1] < keys[j][0]+keys[j][1] })
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].route != keys[j].route {
+			return keys[i].route < keys[j].route
+		}
+		return keys[i].status < keys[j].status
+	})
 	for _, k := range keys {
-		fmt.Fprintf(w, "certbank_http_requests_total{route=%q,status=%q} %d\n", k[0], k[1], m.requests[k])
+		fmt.Fprintf(w, "certbank_http_requests_total{route=%q,status=\"%d\"} %d\n", k.route, k.status, m.requests[k])
 	}
 	fmt.Fprintln(w, "# HELP certbank_http_request_duration_seconds Request latency by route.")
 	fmt.Fprintln(w, "# TYPE certbank_http_request_duration_seconds histogram")
@@ -108,6 +127,12 @@ func (m *metrics) write(w io.Writer) {
 	fmt.Fprintln(w, "# HELP certbank_store_errors_total Store operations that failed.")
 	fmt.Fprintln(w, "# TYPE certbank_store_errors_total counter")
 	fmt.Fprintf(w, "certbank_store_errors_total %d\n", m.storeErrs)
+	fmt.Fprintln(w, "# HELP certbank_usage_batches_total Usage transactions of the group commit (their mean size is requests / batches).")
+	fmt.Fprintln(w, "# TYPE certbank_usage_batches_total counter")
+	fmt.Fprintf(w, "certbank_usage_batches_total %d\n", m.batches)
+	fmt.Fprintln(w, "# HELP certbank_usage_batch_requests_total Requests accounted by the group commit.")
+	fmt.Fprintln(w, "# TYPE certbank_usage_batch_requests_total counter")
+	fmt.Fprintf(w, "certbank_usage_batch_requests_total %d\n", m.batched)
 	fmt.Fprintln(w, "# HELP certbank_payments_total Pay-per-request payments by outcome.")
 	fmt.Fprintln(w, "# TYPE certbank_payments_total counter")
 	for _, k := range []string{"settled", "failed", "pending", "refused"} {

@@ -133,14 +133,29 @@ func choose(cands []*entry, k int, accept func(*entry) bool) []*entry {
 		return out
 	}
 	if accept == nil && k*4 < n {
-		// sparse: rejection sampling of distinct indexes
-		taken := make(map[int]bool, k)
+		// sparse: rejection sampling of distinct entries (a linear
+		// check is cheaper than a map for the usual few)
+		var taken map[int]bool
+		if k > 32 {
+			taken = make(map[int]bool, k)
+		}
+	draw:
 		for len(out) < k {
 			i := rand.IntN(n)
-			if !taken[i] {
+			e := cands[i]
+			if taken != nil {
+				if taken[i] {
+					continue
+				}
 				taken[i] = true
-				out = append(out, cands[i])
+			} else {
+				for _, o := range out {
+					if o == e {
+						continue draw
+					}
+				}
 			}
+			out = append(out, e)
 		}
 		return out
 	}
@@ -241,6 +256,17 @@ var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // handleQuestions serves GET /api/v1/questions and
 // /functions/v1/api-v1-questions.
 func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
+	// Tell the accountant this request is coming, so the group commit
+	// waits for it instead of committing a batch without it.
+	arrived := !s.cfg.AccountingOff
+	if arrived {
+		s.acct.arrive()
+		defer func() {
+			if arrived {
+				s.acct.leave()
+			}
+		}()
+	}
 	p, err := newParams(r, "certification", "difficulty", "domain", "limit", "random", "include_answer", "page", "cursor")
 	if err != nil {
 		return err
@@ -298,7 +324,7 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 			meta.NextCursor = encodeCursor(cands[min(offset+limit, len(cands))-1].Q.ID)
 		}
 	}
-	picked, u, err := s.spend(r, k, tier, now, pick)
+	picked, u, err := s.spendArrived(r, k, tier, now, pick, &arrived)
 	if err != nil {
 		setRateHeaders(w, tier, u, now)
 		return err
@@ -309,37 +335,46 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 	if meta.Returned < limit && meta.UniqueQuestions.Remaining == 0 && tier.UniqueQuestions != certbank.Unlimited && len(cands) > meta.Returned {
 		meta.Note = fmt.Sprintf("this key has reached the %s tier's limit of %d unique questions, so only questions it has already seen are served; upgrade the key's tier for more", tier.Title, tier.UniqueQuestions)
 	}
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
-	buf.WriteString(`{"data":[`)
+	bp := bodyPool.Get().(*[]byte)
+	defer bodyPool.Put(bp)
+	b := append((*bp)[:0], `{"data":[`...)
 	for i, e := range picked {
 		if i > 0 {
-			buf.WriteByte(',')
+			b = append(b, ',')
 		}
-		if include {
-			buf.Write(e.keyedFull)
-		} else {
-			buf.Write(e.keyedQuiz)
-		}
+		b = e.appendKeyed(b, include)
 	}
-	buf.WriteString(`],"meta":`)
+	b = append(b, `],"meta":`...)
 	mb, _ := json.Marshal(meta)
-	buf.Write(mb)
-	buf.WriteString("}\n")
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_, err = w.Write(buf.Bytes())
+	b = append(b, mb...)
+	b = append(b, "}\n"...)
+	if cap(b) <= 1<<20 { // keep buffers of ordinary responses for reuse
+		*bp = b
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Length", strconv.Itoa(len(b)))
+	w.Write(b)
 	return nil
 }
+
+// bodyPool holds response buffers of the questions endpoint.
+var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
 // spend accounts one request of key k (unless accounting is off) and
 // returns the questions picked for it.
 func (s *Server) spend(r *http.Request, k Key, tier certbank.Tier, now time.Time, pick pickFunc) ([]*entry, Usage, error) {
+	return s.spendArrived(r, k, tier, now, pick, nil)
+}
+
+// spendArrived is spend for a handler that called s.acct.arrive; arrived
+// is its flag, cleared when the request is queued.
+func (s *Server) spendArrived(r *http.Request, k Key, tier certbank.Tier, now time.Time, pick pickFunc, arrived *bool) ([]*entry, Usage, error) {
 	if s.cfg.AccountingOff {
 		return pick(nil, certbank.Unlimited), Usage{}, nil
 	}
-	sp := &spend{keyID: k.ID, tier: tier, now: now, pick: pick, count: true}
+	sp := &spend{keyID: k.ID, tier: tier, now: now, pick: pick, count: true, arrived: arrived}
 	if err := s.acct.do(r.Context(), sp); err != nil {
 		return nil, sp.usage, err
 	}
@@ -553,13 +588,21 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.ndjson"`, cert.Slug))
 	w.Header().Set("Cache-Control", "no-store")
+	bp := bodyPool.Get().(*[]byte)
+	defer bodyPool.Put(bp)
+	b := (*bp)[:0]
 	for _, e := range picked {
-		if include {
-			w.Write(e.keyedFull)
-		} else {
-			w.Write(e.keyedQuiz)
+		b = append(e.appendKeyed(b, include), '\n')
+		if len(b) >= 32<<10 {
+			if _, err := w.Write(b); err != nil {
+				return nil // the client went away; its usage is already counted
+			}
+			b = b[:0]
 		}
-		w.Write([]byte{'\n'})
+	}
+	w.Write(b)
+	if cap(b) <= 1<<20 {
+		*bp = b
 	}
 	return nil
 }

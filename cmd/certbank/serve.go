@@ -33,6 +33,10 @@ type serveOptions struct {
 	logLevel     string
 	trustProxy   bool
 	pay          payFlags
+	// accountingOff serves keyed requests without recording usage or
+	// applying limits: the baseline of the service benchmark (loadtest/),
+	// never for production. Hidden flag.
+	accountingOff bool
 }
 
 const defaultDatabase = "sqlite:.certbank/certbank.db"
@@ -60,6 +64,8 @@ serves an existing build instead. Every flag has a CERTBANK_* environment variab
 	f.StringVar(&o.logLevel, "log-level", a.envDefault("CERTBANK_LOG_LEVEL", "info"), "debug, info, warn or error (env CERTBANK_LOG_LEVEL)")
 	f.BoolVar(&o.trustProxy, "trust-proxy", a.getenv("CERTBANK_TRUST_PROXY") == "true", "take client addresses from X-Forwarded-For (env CERTBANK_TRUST_PROXY=true)")
 	a.addPayFlags(f, &o.pay)
+	f.BoolVar(&o.accountingOff, "accounting-off", false, "benchmark baseline only: serve keyed requests without recording usage or enforcing limits")
+	_ = f.MarkHidden("accounting-off")
 	return cmd
 }
 
@@ -190,11 +196,15 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	defer closePay()
 	srv, err := paywall.New(paywall.Config{
 		Bank: st.bank, Static: st.files, Store: store, Pay: pay, Logger: log, TrustProxy: o.trustProxy,
+		AccountingOff: o.accountingOff,
 	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
+	if o.accountingOff {
+		log.Warn("usage accounting is OFF (--accounting-off, a benchmark baseline): keyed requests are neither counted nor limited")
+	}
 	hs := &http.Server{
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,

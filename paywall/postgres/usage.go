@@ -73,6 +73,15 @@ func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) e
 	return nil
 }
 
+// UsageConcurrency tells the service how many usage transactions it may
+// run at once: they lock their keys' rows in key order, so concurrent
+// transactions are safe (those sharing a key run one after the other), and
+// while one waits for its commit another one can be prepared. Two keep the
+// pool free for key lookups and the other queries.
+func (db *DB) UsageConcurrency() int {
+	return max(1, min(2, int(db.pool.Config().MaxConns)-1))
+}
+
 // usageTx is a paywall.UsageTx over a pgx transaction.
 type usageTx struct {
 	db     *DB

@@ -5,7 +5,11 @@
 // Durability. The database runs in WAL mode with synchronous=NORMAL: a
 // transaction that has committed survives a crash or SIGKILL of the process,
 // but a crash of the operating system or a power loss may roll back the last
-// transactions before the WAL was synced (never corrupting the file).
+// transactions before the WAL was synced (never corrupting the file). A
+// background goroutine checkpoints the WAL into the file five times a
+// second (PASSIVE, on a read connection), so commits never wait for a
+// checkpoint and its fsync; the write connection checkpoints by itself
+// only past 8,000 pages (about 32 MB), as a backstop.
 //
 // Concurrency. Writes go through one connection, so they are serialized in
 // the process (BEGIN IMMEDIATE, so that another process writing the same
@@ -14,7 +18,9 @@
 // read-only connections that WAL lets run beside the writer. A usage
 // transaction therefore holds the only write connection until it ends: fn
 // must not call other writing methods of the same DB (it would wait for
-// itself).
+// itself). Usage transactions read the usage of recently used keys from a
+// cache of what they last committed, valid while no other connection has
+// written the file (see UpdateUsage).
 //
 // Times are stored as unix microseconds, UTC.
 package sqlite
@@ -30,6 +36,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -71,6 +78,10 @@ type DB struct {
 
 	closed   atomic.Bool
 	prunedAt atomic.Int64 // window (unix µs) of the last pruning of counters
+
+	// The checkpointer (see checkpoints) and how to stop it.
+	stopCheckpoints chan struct{}
+	checkpointer    sync.WaitGroup
 }
 
 // Open opens the SQLite database at path, creating the file if needed, and
@@ -84,7 +95,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	pragmas := fmt.Sprintf("_pragma=busy_timeout(%d)", busyTimeout.Milliseconds())
 	write, err := sql.Open("sqlite", path+"?"+pragmas+
-		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_txlock=immediate")
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)&_pragma=wal_autocheckpoint(8000)&_txlock=immediate")
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
@@ -112,7 +123,38 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	if db.read != db.write {
+		db.stopCheckpoints = make(chan struct{})
+		db.checkpointer.Add(1)
+		go db.checkpoints()
+	}
 	return db, nil
+}
+
+// checkpointEvery is how often the checkpointer copies the WAL into the
+// database file.
+const checkpointEvery = 200 * time.Millisecond
+
+// checkpoints runs PASSIVE checkpoints on a read connection (query_only
+// does not prevent checkpoints) until Close. So the writer, which would
+// otherwise checkpoint (and fsync) inside a usage transaction whenever the
+// WAL passes wal_autocheckpoint, keeps committing while the WAL is copied;
+// the write connection's own automatic checkpoint, at 8,000 pages, is only
+// a backstop. A failed checkpoint is retried on the next tick.
+func (db *DB) checkpoints() {
+	defer db.checkpointer.Done()
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-db.stopCheckpoints:
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_, _ = db.read.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
+			cancel()
+		}
+	}
 }
 
 // prepare prepares the statements of the hot paths.
@@ -240,6 +282,10 @@ func (db *DB) Ping(ctx context.Context) error {
 func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return nil
+	}
+	if db.stopCheckpoints != nil {
+		close(db.stopCheckpoints)
+		db.checkpointer.Wait()
 	}
 	var errs []error
 	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.hitCounter, db.dataVersion, db.keyByHash} {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/certbank/certbank/paywall"
@@ -127,14 +128,16 @@ func (c *usageCache) put(x *paywall.Usage) {
 }
 
 // get returns a copy of key id's cached state, if the cache has it with
-// month's counts.
+// month's counts. Its Seen shares the cache's bytes, clipped so that an
+// append copies them; like every opaque seen set, it must not be changed
+// in place.
 func (c *usageCache) get(id, month string) (*paywall.Usage, bool) {
 	e := c.m[id]
 	if e == nil || e.Month != month {
 		return nil, false
 	}
 	u := *e
-	u.Seen = bytes.Clone(e.Seen)
+	u.Seen = slices.Clip(e.Seen)
 	return &u, true
 }
 

@@ -1,0 +1,42 @@
+package integration_test
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/certbank/certbank"
+)
+
+// testBank is a small bank: two certifications with n questions each,
+// spread over two domains and three difficulties.
+func testBank(n int) *certbank.Bank {
+	b := &certbank.Bank{Version: certbank.BankVersion, Generated: "2026-11-21", Samples: map[string][]string{}}
+	b.Site = certbank.Site{
+		Name: "certbank", BaseURL: "http://certbank.test", FunctionsURL: "http://certbank.test", MCPURL: "http://certbank.test",
+		Contact: "support@certbank.test", FreeSampleSize: 5,
+		Quality: certbank.QualityPolicy{MinAgreeingSolvers: 2},
+		Pricing: certbank.Pricing{Entries: []certbank.PriceEntry{{Questions: 10, Amount: 10000}, {Questions: 25, Amount: 20000}, {Questions: 50, Amount: 40000}}, NoAnswerDiscountPercent: 30},
+		Payment: certbank.Payment{Network: "base", PayTo: "0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf", MaxTimeoutSeconds: 300},
+		Tiers: []certbank.Tier{
+			{Name: "free", Title: "Free", PerMinute: 10, PerMonth: 100, UniqueQuestions: 50, MaxLimit: 10},
+			{Name: "developer", Title: "Developer", PerMinute: 60, PerMonth: 10000, UniqueQuestions: 5000, MaxLimit: 50},
+			{Name: "enterprise", Title: "Enterprise", PerMinute: 300, PerMonth: certbank.Unlimited, UniqueQuestions: certbank.Unlimited, MaxLimit: 100, Pagination: true, BulkExport: true},
+		},
+	}
+	for _, slug := range []string{"cissp", "pmp"} {
+		b.Certifications = append(b.Certifications, certbank.Certification{Slug: slug, Name: strings.ToUpper(slug), Provider: map[string]string{"cissp": "SecBody", "pmp": "PMBody"}[slug],
+			Status: certbank.Current, ExamMinutes: 60, ExamQuestions: 60, Domains: []certbank.Domain{{Name: "Alpha", Weight: 50}, {Name: "Beta", Weight: 50}}})
+		for i := 0; i < n; i++ {
+			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, map[string]int{"cissp": 1, "pmp": 2}[slug])
+			b.Questions = append(b.Questions, certbank.Question{
+				ID: id, Certification: slug, Domain: []string{"Alpha", "Beta"}[i%2], Difficulty: certbank.Difficulties[i%3],
+				Stem: fmt.Sprintf("Question %d of %s: which option is right?", i, slug), Options: certbank.Options{"one", "two", "three", "four"},
+				Answer: certbank.Letters[i%4], Explanation: "Because.",
+			})
+			if i < 5 {
+				b.Samples[slug] = append(b.Samples[slug], id)
+			}
+		}
+	}
+	return b
+}
