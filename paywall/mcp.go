@@ -408,17 +408,7 @@ func (s *Server) newMCPHandler() http.Handler {
 		DisableLocalhostProtection: s.cfg.TrustProxy, // behind a same-host proxy Host is not loopback
 	})
 	info, _ := json.Marshal(map[string]any{mcp.MetaKeyServerInfo: mcpImplementation(s)})
-	fh := &mcpHandler{s: s, sdk: h, serverInfoMeta: info, questions: make(map[*entry]*mcpEncoded, len(s.ix.all))}
-	for _, e := range s.ix.all {
-		var q mcpEncoded
-		for i, include := range []bool{false, true} {
-			q.json[i] = marshal(toMCPQuestion(e, include))
-			var b bytes.Buffer
-			escapeJSON(&b, q.json[i])
-			q.text[i] = b.Bytes()
-		}
-		fh.questions[e] = &q
-	}
+	fh := &mcpHandler{s: s, sdk: h, serverInfoMeta: info}
 	return fh
 }
 
@@ -444,13 +434,19 @@ type mcpHandler struct {
 	s              *Server
 	sdk            http.Handler
 	serverInfoMeta []byte // result._meta of modern-era results
-	questions      map[*entry]*mcpEncoded
 }
 
-// mcpEncoded is a question as get_practice_questions returns it, without
-// and with its answer: as JSON, and that JSON escaped for inside a JSON
-// string (the text block).
-type mcpEncoded struct{ json, text [2][]byte }
+// mcpJSON is a question as get_practice_questions returns it: without
+// (which 0) or with (which 1) its answer. It is byte for byte the
+// pay-per-request encoding the index already holds (same fields in the same
+// order), so no second copy of the bank is kept; the text block escapes it
+// when a response is written.
+func mcpJSON(e *entry, which int) []byte {
+	if which == 1 {
+		return e.paidFull
+	}
+	return e.paidQuiz
+}
 
 const mcpModern = "2026-07-28"
 
@@ -838,7 +834,7 @@ func (h *mcpHandler) write(w http.ResponseWriter, r *http.Request, id []byte, ou
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			buf.Write(h.questions[e].text[which])
+			escapeJSON(buf, mcpJSON(e, which))
 		}
 		escapeJSON(buf, tail)
 		buf.WriteString(`"}],"structuredContent":`)
@@ -847,7 +843,7 @@ func (h *mcpHandler) write(w http.ResponseWriter, r *http.Request, id []byte, ou
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			buf.Write(h.questions[e].json[which])
+			buf.Write(mcpJSON(e, which))
 		}
 		buf.Write(tail)
 	}
