@@ -38,6 +38,7 @@ import (
 	"github.com/certbank/certbank/generator"
 	"github.com/certbank/certbank/generator/synth"
 	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/paywalltest"
 	"github.com/certbank/certbank/paywall/postgres"
 	"github.com/certbank/certbank/paywall/sqlite"
 )
@@ -223,8 +224,8 @@ func TestLoadRateLimitTwoInstances(t *testing.T) {
 		a, b := ltStores(t, kind)
 		clk := newClock(time.Date(2026, 11, 21, 12, 0, 30, 0, time.UTC))
 		bank := testBank(30)
-		insts := []*ltInstance{ltStart(t, bank, a, clk.now), ltStart(t, bank, b, clk.now)}
-		key, id := ltKey(t, a, certbank.TierFree, clk.now())
+		insts := []*ltInstance{ltStart(t, bank, a, clk.Now), ltStart(t, bank, b, clk.Now)}
+		key, id := ltKey(t, a, certbank.TierFree, clk.Now())
 
 		got := ltCount(ltBurst(t, insts, 200, "/api/v1/questions?limit=1", key))
 		if got["200"] != 10 || got["429 RATE_LIMITED"] != 190 {
@@ -236,7 +237,7 @@ func TestLoadRateLimitTwoInstances(t *testing.T) {
 			}
 		}
 		// The next minute allows exactly 10 more, again over both.
-		clk.add(time.Minute)
+		clk.Add(time.Minute)
 		got = ltCount(ltBurst(t, insts, 40, "/api/v1/questions?limit=1", key))
 		if got["200"] != 10 || got["429 RATE_LIMITED"] != 30 {
 			t.Errorf("next minute: %v; want exactly 10 × 200 and 30 × 429", got)
@@ -253,14 +254,14 @@ func TestLoadMonthlyAndUniqueTwoInstances(t *testing.T) {
 		a, b := ltStores(t, kind)
 		clk := newClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
 		bank := testBank(60) // 120 questions, so the 50 unique are a real limit
-		insts := []*ltInstance{ltStart(t, bank, a, clk.now), ltStart(t, bank, b, clk.now)}
-		key, id := ltKey(t, a, certbank.TierFree, clk.now())
-		other, otherID := ltKey(t, b, certbank.TierFree, clk.now())
+		insts := []*ltInstance{ltStart(t, bank, a, clk.Now), ltStart(t, bank, b, clk.Now)}
+		key, id := ltKey(t, a, certbank.TierFree, clk.Now())
+		other, otherID := ltKey(t, b, certbank.TierFree, clk.Now())
 
 		ok, otherOK := 0, 0
 		seen := map[string]bool{}
 		for minute := range 12 {
-			clk.add(time.Minute)
+			clk.Add(time.Minute)
 			var rs, ors []ltResponse
 			var wg sync.WaitGroup
 			wg.Go(func() { rs = ltBurst(t, insts, 25, "/api/v1/questions?limit=10", key) })
@@ -349,8 +350,8 @@ func TestLoadKeyedJSONShape(t *testing.T) {
 	}
 	store, _ := ltStores(t, "sqlite")
 	clk := newClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	in := ltStart(t, bank, store, clk.now)
-	key, _ := ltKey(t, store, certbank.TierEnterprise, clk.now())
+	in := ltStart(t, bank, store, clk.Now)
+	key, _ := ltKey(t, store, certbank.TierEnterprise, clk.Now())
 	type cert struct {
 		Name     string `json:"name"`
 		Slug     string `json:"slug"`
@@ -663,10 +664,6 @@ func (s *ltMemUsage) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) e
 	return fn(ltMemTx{s})
 }
 
-// clock is a settable clock for paywall.Config.Now.
-type clock struct{ t atomic.Int64 }
+func testBank(n int) *certbank.Bank { return paywalltest.Bank(n) }
 
-func (c *clock) now() time.Time      { return time.Unix(0, c.t.Load()).UTC() }
-func (c *clock) set(t time.Time)     { c.t.Store(t.UnixNano()) }
-func (c *clock) add(d time.Duration) { c.t.Add(int64(d)) }
-func newClock(t time.Time) *clock    { c := &clock{}; c.set(t); return c }
+func newClock(t time.Time) *paywalltest.Clock { return paywalltest.NewClock(t) }

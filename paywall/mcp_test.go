@@ -60,7 +60,7 @@ func newMCPEnv(tb testing.TB, b *certbank.Bank) *mcpEnv {
 	}
 	tb.Cleanup(func() { db.Close() })
 	clk := newClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	s, err := paywall.New(paywall.Config{Bank: b, Store: db, Now: clk.now,
+	s, err := paywall.New(paywall.Config{Bank: b, Store: db, Now: clk.Now,
 		Static: map[string][]byte{"index.html": []byte("<h1>hi</h1>"), "404.html": []byte("nope")}})
 	if err != nil {
 		tb.Fatal(err)
@@ -76,7 +76,7 @@ func (e *mcpEnv) newKey(tier string) (raw, id string) {
 	e.tb.Helper()
 	raw, hash, prefix := paywall.NewAPIKey()
 	id = paywall.NewKeyID()
-	k := paywall.Key{ID: id, Hash: hash, Prefix: prefix, Name: "test", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: e.clock.now()}
+	k := paywall.Key{ID: id, Hash: hash, Prefix: prefix, Name: "test", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: e.clock.Now()}
 	if err := e.store.CreateKey(context.Background(), k); err != nil {
 		e.tb.Fatal(err)
 	}
@@ -95,13 +95,13 @@ type usage struct{ requests, questions, unique int }
 func (e *mcpEnv) usage(id string) usage {
 	e.tb.Helper()
 	ctx := context.Background()
-	req, qs, err := e.store.MonthlyUsage(ctx, id, e.clock.now().Format("2006-01"))
+	req, qs, err := e.store.MonthlyUsage(ctx, id, e.clock.Now().Format("2006-01"))
 	if err != nil {
 		e.tb.Fatal(err)
 	}
 	u := usage{requests: req, questions: qs}
 	err = e.store.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
-		m, err := tx.Load(ctx, []string{id}, e.clock.now().Format("2006-01"))
+		m, err := tx.Load(ctx, []string{id}, e.clock.Now().Format("2006-01"))
 		if err == nil && m[id] != nil {
 			u.unique = m[id].SeenCount
 		}
@@ -647,7 +647,7 @@ func TestMCPQuotaShared(t *testing.T) {
 			if u := e.usage(id); u.requests != 10 || u.questions != 10 {
 				t.Errorf("usage %+v, want 10 requests and 10 questions", u)
 			}
-			e.clock.add(time.Minute)
+			e.clock.Add(time.Minute)
 			var p practiceOut
 			callOK(t, cs, "get_practice_questions", map[string]any{"certification": "cissp", "count": 1}, &p)
 		})

@@ -16,49 +16,15 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/paywalltest"
 	"github.com/certbank/certbank/paywall/sqlite"
 )
 
-// testBank is a small bank: two certifications with n questions each,
-// spread over two domains and three difficulties.
-func testBank(n int) *certbank.Bank {
-	b := &certbank.Bank{Version: certbank.BankVersion, Generated: "2026-11-21", Samples: map[string][]string{}}
-	b.Site = certbank.Site{
-		Name: "certbank", BaseURL: "http://certbank.test", FunctionsURL: "http://certbank.test", MCPURL: "http://certbank.test",
-		Contact: "support@certbank.test", FreeSampleSize: 5,
-		Quality: certbank.QualityPolicy{MinAgreeingSolvers: 2},
-		Pricing: certbank.Pricing{Entries: []certbank.PriceEntry{{Questions: 10, Amount: 10000}, {Questions: 25, Amount: 20000}, {Questions: 50, Amount: 40000}}, NoAnswerDiscountPercent: 30},
-		Payment: certbank.Payment{Network: "base", PayTo: "0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf", MaxTimeoutSeconds: 300},
-		Tiers: []certbank.Tier{
-			{Name: "free", Title: "Free", PerMinute: 10, PerMonth: 100, UniqueQuestions: 50, MaxLimit: 10},
-			{Name: "developer", Title: "Developer", PerMinute: 60, PerMonth: 10000, UniqueQuestions: 5000, MaxLimit: 50},
-			{Name: "enterprise", Title: "Enterprise", PerMinute: 300, PerMonth: certbank.Unlimited, UniqueQuestions: certbank.Unlimited, MaxLimit: 100, Pagination: true, BulkExport: true},
-		},
-	}
-	for _, slug := range []string{"cissp", "pmp"} {
-		b.Certifications = append(b.Certifications, certbank.Certification{Slug: slug, Name: strings.ToUpper(slug), Provider: map[string]string{"cissp": "SecBody", "pmp": "PMBody"}[slug],
-			Status: certbank.Current, ExamMinutes: 60, ExamQuestions: 60, Domains: []certbank.Domain{{Name: "Alpha", Weight: 50}, {Name: "Beta", Weight: 50}}})
-		for i := 0; i < n; i++ {
-			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, map[string]int{"cissp": 1, "pmp": 2}[slug])
-			b.Questions = append(b.Questions, certbank.Question{
-				ID: id, Certification: slug, Domain: []string{"Alpha", "Beta"}[i%2], Difficulty: certbank.Difficulties[i%3],
-				Stem: fmt.Sprintf("Question %d of %s: which option is right?", i, slug), Options: certbank.Options{"one", "two", "three", "four"},
-				Answer: certbank.Letters[i%4], Explanation: "Because.",
-			})
-			if i < 5 {
-				b.Samples[slug] = append(b.Samples[slug], id)
-			}
-		}
-	}
-	return b
-}
+func testBank(n int) *certbank.Bank { return paywalltest.Bank(n) }
 
-type clock struct{ t atomic.Int64 }
+type clock = paywalltest.Clock
 
-func (c *clock) now() time.Time      { return time.Unix(0, c.t.Load()).UTC() }
-func (c *clock) set(t time.Time)     { c.t.Store(t.UnixNano()) }
-func (c *clock) add(d time.Duration) { c.t.Add(int64(d)) }
-func newClock(t time.Time) *clock    { c := &clock{}; c.set(t); return c }
+func newClock(t time.Time) *clock { return paywalltest.NewClock(t) }
 
 type env struct {
 	t     *testing.T
@@ -76,7 +42,7 @@ func newEnv(t *testing.T, n int) *env {
 	}
 	t.Cleanup(func() { db.Close() })
 	clk := newClock(time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC))
-	s, err := paywall.New(paywall.Config{Bank: testBank(n), Store: db, Now: clk.now, Static: map[string][]byte{"index.html": []byte("<h1>hi</h1>"), "404.html": []byte("nope")}})
+	s, err := paywall.New(paywall.Config{Bank: testBank(n), Store: db, Now: clk.Now, Static: map[string][]byte{"index.html": []byte("<h1>hi</h1>"), "404.html": []byte("nope")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +271,7 @@ func TestRateLimitExactlyUnderConcurrency(t *testing.T) {
 		t.Errorf("stored usage %d, want 10", req)
 	}
 	// the next minute allows 10 more
-	e.clock.add(time.Minute)
+	e.clock.Add(time.Minute)
 	if r := e.do("GET", "/api/v1/questions?limit=1", key, ""); r.status != 200 {
 		t.Errorf("next minute: %d %s", r.status, r.body)
 	}
@@ -325,7 +291,7 @@ func TestMonthlyAndUniqueLimits(t *testing.T) {
 	seen := map[string]bool{}
 	for i := 0; i < 100; i++ {
 		if i%10 == 0 {
-			e.clock.add(time.Minute)
+			e.clock.Add(time.Minute)
 		}
 		r := e.do("GET", "/api/v1/questions?limit=10", key, "")
 		if r.status != 200 {
@@ -338,13 +304,13 @@ func TestMonthlyAndUniqueLimits(t *testing.T) {
 	if len(seen) != 50 {
 		t.Errorf("a Free key was served %d distinct questions, want exactly the limit of 50", len(seen))
 	}
-	e.clock.add(time.Minute)
+	e.clock.Add(time.Minute)
 	r := e.do("GET", "/api/v1/questions?limit=10", key, "")
 	if r.status != 429 || r.json(t)["code"] != "MONTHLY_LIMIT_EXCEEDED" {
 		t.Fatalf("101st request: %d %s", r.status, r.body)
 	}
 	ra := r.header.Get("Retry-After")
-	if want := fmt.Sprint(int(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Sub(e.clock.now()).Seconds())); ra != want {
+	if want := fmt.Sprint(int(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC).Sub(e.clock.Now()).Seconds())); ra != want {
 		t.Errorf("Retry-After = %s, want %s (to the first of next month)", ra, want)
 	}
 	u := e.do("GET", "/api/v1/usage", key, "").json(t)
@@ -356,7 +322,7 @@ func TestMonthlyAndUniqueLimits(t *testing.T) {
 		t.Errorf("usage unique = %v", uq)
 	}
 	// a new month resets requests but not the unique questions
-	e.clock.set(time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC))
+	e.clock.Set(time.Date(2026, 12, 1, 0, 0, 1, 0, time.UTC))
 	r = e.do("GET", "/api/v1/questions?limit=10", key, "")
 	if r.status != 200 {
 		t.Fatalf("new month: %d %s", r.status, r.body)
@@ -372,7 +338,7 @@ func TestEnterpriseTierAndExpiry(t *testing.T) {
 	e := newEnv(t, 30)
 	key := e.signup()
 	id := keyID(t, e, key)
-	until := e.clock.now().Add(48 * time.Hour)
+	until := e.clock.Now().Add(48 * time.Hour)
 	if err := e.store.SetTier(context.Background(), id, "enterprise", until); err != nil {
 		t.Fatal(err)
 	}
@@ -406,7 +372,7 @@ func TestEnterpriseTierAndExpiry(t *testing.T) {
 		t.Errorf("usage tier = %v", tier)
 	}
 	// after the subscription ends the key is Free again
-	e.clock.add(72 * time.Hour)
+	e.clock.Add(72 * time.Hour)
 	u = e.do("GET", "/api/v1/usage", key, "").json(t)
 	if tier := u["tier"].(map[string]any); tier["name"] != "free" {
 		t.Errorf("after expiry tier = %v", tier)
@@ -419,7 +385,7 @@ func TestEnterpriseTierAndExpiry(t *testing.T) {
 func TestRevokedKey(t *testing.T) {
 	e := newEnv(t, 10)
 	key := e.signup()
-	if err := e.store.RevokeKey(context.Background(), keyID(t, e, key), e.clock.now()); err != nil {
+	if err := e.store.RevokeKey(context.Background(), keyID(t, e, key), e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond)

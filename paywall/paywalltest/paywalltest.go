@@ -1,15 +1,19 @@
-package integration_test
+// Package paywalltest holds what the service's tests share: a small bank of
+// two certifications and a settable clock. It imports only the domain.
+package paywalltest
 
 import (
 	"fmt"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/certbank/certbank"
 )
 
-// testBank is a small bank: two certifications with n questions each,
+// Bank returns a small bank: two certifications with n questions each,
 // spread over two domains and three difficulties.
-func testBank(n int) *certbank.Bank {
+func Bank(n int) *certbank.Bank {
 	b := &certbank.Bank{Version: certbank.BankVersion, Generated: "2026-11-21", Samples: map[string][]string{}}
 	b.Site = certbank.Site{
 		Name: "certbank", BaseURL: "http://certbank.test", FunctionsURL: "http://certbank.test", MCPURL: "http://certbank.test",
@@ -40,3 +44,18 @@ func testBank(n int) *certbank.Bank {
 	}
 	return b
 }
+
+// Clock is a settable clock for paywall.Config.Now.
+type Clock struct{ t atomic.Int64 }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time { return time.Unix(0, c.t.Load()).UTC() }
+
+// Set sets the clock.
+func (c *Clock) Set(t time.Time) { c.t.Store(t.UnixNano()) }
+
+// Add moves the clock forward.
+func (c *Clock) Add(d time.Duration) { c.t.Add(int64(d)) }
+
+// NewClock returns a clock set to t.
+func NewClock(t time.Time) *Clock { c := &Clock{}; c.Set(t); return c }
