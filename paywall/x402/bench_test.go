@@ -94,7 +94,7 @@ func BenchmarkPayHTTP(b *testing.B) {
 	}
 	client := srv.Client()
 	client.Transport.(*http.Transport).MaxIdleConnsPerHost = 512
-	for _, batch := range []int{64, 256} {
+	for _, batch := range []int{64, 256, 512} {
 		b.Run("batch"+itoa(batch), func(b *testing.B) {
 			paid := 0
 			start, cpu := time.Now(), processCPU()
