@@ -5,7 +5,6 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/certbank/certbank"
 )
@@ -322,5 +321,3 @@ func nearDuplicates(c *Content) []Finding {
 	}
 	return fs
 }
-
-var _ = unicode.IsLetter

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"path"
 	"strings"
 	texttemplate "text/template"
 
@@ -451,5 +450,3 @@ func (r *renderer) sitemap(m *model) ([]byte, error) {
 		URLs []sitemapURL
 	}{urls})
 }
-
-var _ = path.Join
