@@ -21,14 +21,6 @@ func (a *app) newKeysCmd() *cobra.Command {
 		Short: "Manage API keys: list, show, create, set-tier, revoke, rotate",
 	}
 	cmd.PersistentFlags().StringVar(&dsn, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL (env CERTBANK_DATABASE)")
-	withStore := func(ctx context.Context, fn func(paywall.Store) error) error {
-		st, _, err := openStore(ctx, dsn)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		return fn(st)
-	}
 	find := func(ctx context.Context, st paywall.Store, ref string) (paywall.Key, error) {
 		if strings.HasPrefix(ref, paywall.KeyPrefix) && len(ref) > len(paywall.KeyPrefix)+8 {
 			return st.KeyByHash(ctx, paywall.HashKey(ref))
@@ -62,7 +54,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 	}
 
 	list := &cobra.Command{Use: "list", Short: "List keys, newest first", RunE: func(c *cobra.Command, _ []string) error {
-		return withStore(c.Context(), func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st paywall.Store) error {
 			keys, err := st.Keys(c.Context())
 			if err != nil {
 				return err
@@ -83,7 +75,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		})
 	}}
 	show := &cobra.Command{Use: "show KEY", Short: "Show a key and its usage this month", Args: cobra.ExactArgs(1), RunE: func(c *cobra.Command, args []string) error {
-		return withStore(c.Context(), func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st paywall.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err
@@ -118,7 +110,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return withStore(c.Context(), func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st paywall.Store) error {
 			key, hash, prefix := paywall.NewAPIKey()
 			k := paywall.Key{ID: paywall.NewKeyID(), Hash: hash, Prefix: prefix, Name: name, Email: strings.ToLower(email), Tier: tier, TierUntil: u, CreatedAt: time.Now().UTC()}
 			if err := st.CreateKey(c.Context(), k); err != nil {
@@ -140,7 +132,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		if args[1] != certbank.TierFree && u.IsZero() {
 			return usagef("--until DATE is required for the %s tier: subscriptions end", args[1])
 		}
-		return withStore(c.Context(), func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st paywall.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err
@@ -158,7 +150,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 	}}
 	setTier.Flags().StringVar(&until, "until", "", "subscription end YYYY-MM-DD (UTC midnight); after it the key is served as Free")
 	revoke := &cobra.Command{Use: "revoke KEY", Short: "Revoke a key", Args: cobra.ExactArgs(1), RunE: func(c *cobra.Command, args []string) error {
-		return withStore(c.Context(), func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st paywall.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err
@@ -171,7 +163,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		})
 	}}
 	rotate := &cobra.Command{Use: "rotate KEY", Short: "Replace a key with a new one, keeping its tier and usage", Args: cobra.ExactArgs(1), RunE: func(c *cobra.Command, args []string) error {
-		return withStore(c.Context(), func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st paywall.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err

@@ -33,11 +33,7 @@ and option lengths. Flaws are warnings; with --strict they fail the run (exit 3)
 			}
 			fmt.Fprintf(a.stdout, "%d questions in %d certifications, %d finding(s)\n", len(c.Questions), len(c.Certifications), len(findings))
 			if strict && len(findings) > 0 {
-				ps := make(generator.Problems, len(findings))
-				for i, f := range findings {
-					ps[i] = f.Problem
-				}
-				return ps
+				return checkFailed{fmt.Sprintf("%d item-writing finding(s); --strict fails on any", len(findings))}
 			}
 			return nil
 		},

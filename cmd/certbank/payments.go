@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/csv"
 	"fmt"
 	"strings"
@@ -35,17 +36,19 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		}
 		return f, nil
 	}
-	list := &cobra.Command{Use: "list", Short: "List payments, newest first", RunE: func(c *cobra.Command, _ []string) error {
+	payments := func(ctx context.Context) (ps []paywall.Payment, err error) {
 		f, err := filter()
 		if err != nil {
-			return err
+			return nil, err
 		}
-		st, _, err := openStore(c.Context(), dsn)
-		if err != nil {
+		err = withStore(ctx, dsn, func(st paywall.Store) (err error) {
+			ps, err = st.Payments(ctx, f)
 			return err
-		}
-		defer st.Close()
-		ps, err := st.Payments(c.Context(), f)
+		})
+		return ps, err
+	}
+	list := &cobra.Command{Use: "list", Short: "List payments, newest first", RunE: func(c *cobra.Command, _ []string) error {
+		ps, err := payments(c.Context())
 		if err != nil {
 			return err
 		}
@@ -63,12 +66,11 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		return nil
 	}}
 	show := &cobra.Command{Use: "show PAYER NONCE", Short: "Show one payment", Args: cobra.ExactArgs(2), RunE: func(c *cobra.Command, args []string) error {
-		st, _, err := openStore(c.Context(), dsn)
-		if err != nil {
+		var p paywall.Payment
+		err := withStore(c.Context(), dsn, func(st paywall.Store) (err error) {
+			p, err = st.PaymentByNonce(c.Context(), strings.ToLower(args[0]), strings.ToLower(args[1]))
 			return err
-		}
-		defer st.Close()
-		p, err := st.PaymentByNonce(c.Context(), strings.ToLower(args[0]), strings.ToLower(args[1]))
+		})
 		if err != nil {
 			return err
 		}
@@ -78,16 +80,7 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		return nil
 	}}
 	export := &cobra.Command{Use: "export", Short: "Export payments as CSV", RunE: func(c *cobra.Command, _ []string) error {
-		f, err := filter()
-		if err != nil {
-			return err
-		}
-		st, _, err := openStore(c.Context(), dsn)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		ps, err := st.Payments(c.Context(), f)
+		ps, err := payments(c.Context())
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/certbank/certbank/generator"
+	"github.com/certbank/certbank/paywall"
 	"github.com/spf13/cobra"
 )
 
@@ -39,6 +40,22 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Errorf(format, args...)} }
 
+// checkFailed is a check that ran and found problems it has already printed
+// (lint --strict, verify status --check): exit code 3 with a summary line.
+type checkFailed struct{ summary string }
+
+func (e checkFailed) Error() string { return e.summary }
+
+// withStore opens the store named by dsn, runs fn and closes it.
+func withStore(ctx context.Context, dsn string, fn func(paywall.Store) error) error {
+	st, _, err := openStore(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(st)
+}
+
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv env) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
 	root := a.newRootCmd()
@@ -52,7 +69,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	var probs generator.Problems
 	var ue usageError
+	var cf checkFailed
 	switch {
+	case errors.As(err, &cf):
+		fmt.Fprintf(stderr, "certbank: %s\n", cf.summary)
+		return exitContent
 	case errors.As(err, &probs):
 		fmt.Fprintln(stderr, probs.Error())
 		fmt.Fprintf(stderr, "%d problem(s) in the content; nothing was written\n", len(probs))

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/generator"
 	"github.com/certbank/certbank/verify"
 	"github.com/spf13/cobra"
 )
@@ -351,7 +350,7 @@ Exits 0, or with --check 3 when anything is pending or disagreeing.`,
 				}
 			}
 			if check && sum.Pending+sum.Disagreeing > 0 {
-				return generator.Problems{{File: b.Dir(), Msg: fmt.Sprintf("%d question(s) pending and %d disagreeing; not every question is verified", sum.Pending, sum.Disagreeing)}}
+				return checkFailed{fmt.Sprintf("%d question(s) pending and %d disagreeing; not every question is verified", sum.Pending, sum.Disagreeing)}
 			}
 			return nil
 		},
