@@ -81,7 +81,7 @@ contracts:
 bench: bench-build bench-x402 bench-service
 
 bench-build:
-	$(GO) test ./generator -run '^$$' -bench 'DecodeOnly|BuildFull' -benchtime 5x -count 5
+	$(GO) test ./generator -run '^$$' -bench 'DecodeOnly|BuildFull|BuildVsDecode|PeakMemory' -benchtime 5x -count 5
 
 bench-x402:
 	$(GO) test ./paywall/x402 -run '^$$' -bench . -benchtime 2s -count 3
