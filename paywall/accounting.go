@@ -57,10 +57,69 @@ func (s seenSet) with(hs []uint64) seenSet {
 	return append(out, s[prev*8:]...)
 }
 
+// merge returns the union of two disjoint sets as a new set.
+func (s seenSet) merge(t seenSet) seenSet {
+	out := make(seenSet, 0, len(s)+len(t))
+	i, j := 0, 0
+	for i < s.len() && j < t.len() {
+		// copy the run of s below t's next entry in bulk
+		h := t.at(j)
+		k := i + sort.Search(s.len()-i, func(k int) bool { return s.at(i+k) >= h })
+		out = append(out, s[i*8:k*8]...)
+		out = binary.BigEndian.AppendUint64(out, h)
+		i, j = k, j+1
+	}
+	out = append(out, s[i*8:]...)
+	return append(out, t[j*8:]...)
+}
+
+// seen is a key's whole seen set in the two parts the store keeps (see
+// Usage): base, the bulk of its history, rewritten only when recent
+// outgrows recentLimit and is folded into it, and recent, the additions
+// since. The parts are disjoint.
+type seen struct{ base, recent seenSet }
+
+func seenOf(u *Usage) seen { return seen{base: u.SeenBase, recent: u.Seen} }
+
+func (s seen) has(h uint64) bool { return s.recent.has(h) || s.base.has(h) }
+
+func (s seen) len() int { return s.base.len() + s.recent.len() }
+
+// recentLimit is how many entries recent may hold over a base of n before
+// it is folded into base. Each save writes recent (on average half the
+// limit) and, every limit/k requests that add k new questions, the whole
+// base: the cost per request, 4·limit + 8·n·k/limit bytes, is least near
+// limit = √(2·n·k); with k = 10 that is √(20·n). At least 256 entries
+// (2 KB), so that short histories are never folded.
+func recentLimit(n int) int {
+	l := 256
+	for (l+1)*(l+1) <= 20*n {
+		l++
+	}
+	return l
+}
+
+// add returns the set with hs added; it never changes s's parts in place.
+// folded reports that base changed (recent was folded into it).
+func (s seen) add(hs []uint64) (out seen, folded bool) {
+	var buf [16]uint64
+	fresh := buf[:0]
+	for _, h := range hs {
+		if !s.base.has(h) {
+			fresh = append(fresh, h)
+		}
+	}
+	out = seen{base: s.base, recent: s.recent.with(fresh)}
+	if out.recent.len() > recentLimit(out.base.len()) {
+		return seen{base: out.base.merge(out.recent)}, true
+	}
+	return out, false
+}
+
 // pickFunc chooses the questions of a request given the key's seen set and
 // how many new questions it may still see (certbank.Unlimited for no
 // limit). It returns the chosen hashes' entries.
-type pickFunc func(seen seenSet, newAllowed int) []*entry
+type pickFunc func(seen seen, newAllowed int) []*entry
 
 // spend is one request waiting to be accounted.
 type spend struct {
@@ -329,15 +388,16 @@ func apply(u *Usage, s *spend) error {
 	if t.UniqueQuestions != certbank.Unlimited {
 		newAllowed = max(t.UniqueQuestions-u.SeenCount, 0)
 	}
-	seen := seenSet(u.Seen)
-	s.picked = s.pick(seen, newAllowed)
+	sn := seenOf(u)
+	s.picked = s.pick(sn, newAllowed)
 	var buf [16]uint64
 	hs := buf[:0]
 	for _, e := range s.picked {
 		hs = append(hs, e.Hash)
 	}
-	ns := seen.with(hs)
-	u.Seen, u.SeenCount = ns, ns.len()
+	ns, folded := sn.add(hs)
+	u.Seen, u.SeenBase, u.SeenCount = ns.recent, ns.base, ns.len()
+	u.SaveBase = u.SaveBase || folded
 	u.MinuteCount++
 	u.MonthRequests++
 	u.MonthQuestions += len(s.picked)

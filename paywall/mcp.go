@@ -337,7 +337,7 @@ func (s *Server) mcpDraw(ctx context.Context, in practiceIn) (practiceOut, []*en
 	out.Source, out.TotalAvailable = "bank", len(cands)
 	pick := pickRandom(cands, count)
 	if s.cfg.AccountingOff {
-		picked := pick(nil, certbank.Unlimited)
+		picked := pick(seen{}, certbank.Unlimited)
 		out.Returned = len(picked)
 		return out, picked, nil
 	}
@@ -392,7 +392,7 @@ func (s *Server) mcpMayCheck(ctx context.Context, e *entry) bool {
 	if err := s.acct.do(ctx, sp); err != nil {
 		return false
 	}
-	return seenSet(sp.usage.Seen).has(e.Hash)
+	return seenOf(&sp.usage).has(e.Hash)
 }
 
 // newMCPHandler builds the HTTP side: the SDK's stateless handler, with a

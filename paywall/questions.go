@@ -174,7 +174,7 @@ func choose(cands []*entry, k int, accept func(*entry) bool) []*entry {
 // within the unique-question rule: new questions only while the key may
 // still see new ones, otherwise only questions it has seen.
 func pickRandom(cands []*entry, k int) pickFunc {
-	return func(seen seenSet, newAllowed int) []*entry {
+	return func(seen seen, newAllowed int) []*entry {
 		if newAllowed == certbank.Unlimited {
 			return choose(cands, k, nil)
 		}
@@ -195,7 +195,7 @@ func pickRandom(cands []*entry, k int) pickFunc {
 // pickPage returns a pickFunc that takes a page of cands in their stable
 // order (subject to the same unique-question rule).
 func pickPage(cands []*entry, offset, k int) pickFunc {
-	return func(seen seenSet, newAllowed int) []*entry {
+	return func(seen seen, newAllowed int) []*entry {
 		end := min(offset+k, len(cands))
 		if offset >= end {
 			return nil
@@ -372,7 +372,7 @@ func (s *Server) spend(r *http.Request, k Key, tier certbank.Tier, now time.Time
 // is its flag, cleared when the request is queued.
 func (s *Server) spendArrived(r *http.Request, k Key, tier certbank.Tier, now time.Time, pick pickFunc, arrived *bool) ([]*entry, Usage, error) {
 	if s.cfg.AccountingOff {
-		return pick(nil, certbank.Unlimited), Usage{}, nil
+		return pick(seen{}, certbank.Unlimited), Usage{}, nil
 	}
 	sp := &spend{keyID: k.ID, tier: tier, now: now, pick: pick, count: true, arrived: arrived}
 	if err := s.acct.do(r.Context(), sp); err != nil {

@@ -82,9 +82,16 @@ type Usage struct {
 	Month          string
 	MonthRequests  int
 	MonthQuestions int
-	// Seen is the key's compact set of questions served, opaque to the
-	// store (the service encodes it), and SeenCount its size.
+	// The key's set of questions served is opaque to the store (the
+	// service encodes it) and kept in two parts, so that most saves write
+	// only a small one: SeenBase, the bulk of a long history, which changes
+	// rarely, and Seen, the recent additions, which change with almost
+	// every request. SeenCount is the size of the whole set. Load returns
+	// both parts with SaveBase false; Save writes SeenBase only when
+	// SaveBase is set and keeps the stored one otherwise.
 	Seen      []byte
+	SeenBase  []byte
+	SaveBase  bool
 	SeenCount int
 }
 

@@ -22,7 +22,7 @@ const insertUsageSQL = `INSERT INTO usage_state (key_id)
 // lockUsageSQL reads and locks the usage rows of $1 in key order. A stable
 // order keeps two batches that share keys from deadlocking. After waiting
 // for a lock, PostgreSQL returns the row's latest version.
-const lockUsageSQL = `SELECT key_id, minute_start, minute_count, seen, seen_count
+const lockUsageSQL = `SELECT key_id, minute_start, minute_count, seen, seen_base, seen_count
 	FROM usage_state
 	WHERE key_id = ANY($1::text[])
 	ORDER BY key_id
@@ -37,10 +37,14 @@ const monthUsageSQL = `SELECT key_id, requests, questions
 	FROM usage_monthly
 	WHERE key_id = ANY($1::text[]) AND month = $2`
 
+// saveStateSQL writes the state of keys $1. Where $6 is false the row keeps
+// its seen_base: written back as the old value, a large one keeps its
+// TOAST pointer and is not copied.
 const saveStateSQL = `UPDATE usage_state AS s
-	SET minute_start = u.minute_start, minute_count = u.minute_count, seen = u.seen, seen_count = u.seen_count
-	FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bytea[], $5::bigint[])
-		AS u(key_id, minute_start, minute_count, seen, seen_count)
+	SET minute_start = u.minute_start, minute_count = u.minute_count, seen = u.seen, seen_count = u.seen_count,
+		seen_base = CASE WHEN u.save_base THEN u.seen_base ELSE s.seen_base END
+	FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bytea[], $5::bigint[], $6::boolean[], $7::bytea[])
+		AS u(key_id, minute_start, minute_count, seen, seen_count, save_base, seen_base)
 	WHERE s.key_id = u.key_id`
 
 const saveMonthSQL = `INSERT INTO usage_monthly (key_id, month, requests, questions)
@@ -120,13 +124,13 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 		id                  string
 		minute              pgtype.Timestamptz
 		count, seenCount    int
-		seen                []byte // pgx scans each row into a new slice
+		seen, base          []byte // pgx scans each row into new slices
 		requests, questions int
 	)
 	rows, _ := br.Query() // errors come out of ForEachRow
-	if _, err := pgx.ForEachRow(rows, []any{&id, &minute, &count, &seen, &seenCount}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &minute, &count, &seen, &base, &seenCount}, func() error {
 		out[id] = &paywall.Usage{KeyID: id, MinuteStart: fromTimestamptz(minute), MinuteCount: count,
-			Month: month, Seen: seen, SeenCount: seenCount}
+			Month: month, Seen: seen, SeenBase: base, SeenCount: seenCount}
 		return nil
 	}); err != nil {
 		return nil, u.failed("load usage", err)
@@ -180,7 +184,8 @@ func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
 		ids, monthIDs, months            []string
 		minutes                          []pgtype.Timestamptz
 		counts, seenCounts, reqs, quests []int64
-		seen                             [][]byte
+		seen, bases                      [][]byte
+		saveBase                         []bool
 	)
 	for i, x := range us {
 		if last[x.KeyID] == i {
@@ -189,6 +194,12 @@ func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
 			counts = append(counts, int64(x.MinuteCount))
 			seen = append(seen, x.Seen)
 			seenCounts = append(seenCounts, int64(x.SeenCount))
+			saveBase = append(saveBase, x.SaveBase)
+			if x.SaveBase {
+				bases = append(bases, x.SeenBase)
+			} else {
+				bases = append(bases, nil) // not sent: the row keeps its own
+			}
 		}
 		if lastMonth[[2]string{x.KeyID, x.Month}] == i {
 			monthIDs = append(monthIDs, x.KeyID)
@@ -198,7 +209,7 @@ func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(saveStateSQL, ids, minutes, counts, seen, seenCounts)
+	b.Queue(saveStateSQL, ids, minutes, counts, seen, seenCounts, saveBase, bases)
 	b.Queue(saveMonthSQL, monthIDs, months, reqs, quests)
 	br := u.tx.SendBatch(ctx, b)
 	_, err := br.Exec()

@@ -65,11 +65,12 @@ type DB struct {
 	read  *sql.DB // read-only connections; the write pool for ":memory:"
 
 	// Statements of the hot paths, prepared on the write connection.
-	loadUsage   *sql.Stmt
-	saveState   *sql.Stmt
-	saveMonth   *sql.Stmt
-	hitCounter  *sql.Stmt
-	dataVersion *sql.Stmt
+	loadUsage    *sql.Stmt
+	saveState    *sql.Stmt
+	saveMonth    *sql.Stmt
+	saveSeenBase *sql.Stmt
+	hitCounter   *sql.Stmt
+	dataVersion  *sql.Stmt
 	// keyByHash is prepared on the read pool (each connection prepares it
 	// once): the service looks a key up whenever its cache entry expires.
 	keyByHash *sql.Stmt
@@ -166,6 +167,7 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.loadUsage, loadUsageSQL},
 		{&db.saveState, saveStateSQL},
 		{&db.saveMonth, saveMonthSQL},
+		{&db.saveSeenBase, saveSeenBaseSQL},
 		{&db.hitCounter, hitSQL},
 		{&db.dataVersion, dataVersionSQL},
 	} {
@@ -288,7 +290,7 @@ func (db *DB) Close() error {
 		db.checkpointer.Wait()
 	}
 	var errs []error
-	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.hitCounter, db.dataVersion, db.keyByHash} {
+	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.saveSeenBase, db.hitCounter, db.dataVersion, db.keyByHash} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}

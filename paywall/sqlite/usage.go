@@ -15,15 +15,19 @@ import (
 
 // loadUsageSQL reads the usage of a JSON array of key IDs (one row per ID,
 // NULLs for a key without usage) with the month counts of one month.
-const loadUsageSQL = `SELECT k.value, s.minute_start, s.minute_count, s.seen, s.seen_count, m.requests, m.questions
+const loadUsageSQL = `SELECT k.value, s.minute_start, s.minute_count, s.seen, b.seen, s.seen_count, m.requests, m.questions
 	FROM json_each(?1) AS k
 	LEFT JOIN usage_state AS s ON s.key_id = k.value
+	LEFT JOIN usage_seen AS b ON b.key_id = k.value
 	LEFT JOIN usage_monthly AS m ON m.key_id = k.value AND m.month = ?2`
 
 const saveStateSQL = `INSERT INTO usage_state (key_id, minute_start, minute_count, seen, seen_count)
 	VALUES (?, ?, ?, ?, ?)
 	ON CONFLICT (key_id) DO UPDATE SET minute_start = excluded.minute_start,
 		minute_count = excluded.minute_count, seen = excluded.seen, seen_count = excluded.seen_count`
+
+const saveSeenBaseSQL = `INSERT INTO usage_seen (key_id, seen) VALUES (?, ?)
+	ON CONFLICT (key_id) DO UPDATE SET seen = excluded.seen`
 
 const saveMonthSQL = `INSERT INTO usage_monthly (key_id, month, requests, questions)
 	VALUES (?, ?, ?, ?)
@@ -104,18 +108,26 @@ func (c *usageCache) reset(version int64) {
 	c.version, c.m, c.bytes = version, nil, 0
 }
 
-func cacheSize(u *paywall.Usage) int { return len(u.Seen) + len(u.KeyID) + 160 }
+func cacheSize(u *paywall.Usage) int { return len(u.Seen) + len(u.SeenBase) + len(u.KeyID) + 160 }
 
-// put records a copy of x as the committed state of its key.
+// put records a copy of x as the committed state of its key. An unchanged
+// base (SaveBase false) is the one already cached and is not copied again.
 func (c *usageCache) put(x *paywall.Usage) {
 	if c.m == nil {
 		c.m = make(map[string]*paywall.Usage)
 	}
-	if old := c.m[x.KeyID]; old != nil {
+	old := c.m[x.KeyID]
+	if old != nil {
 		c.bytes -= cacheSize(old)
 	}
 	e := *x
 	e.Seen = bytes.Clone(x.Seen)
+	if old != nil && !x.SaveBase {
+		e.SeenBase = old.SeenBase
+	} else {
+		e.SeenBase = bytes.Clone(x.SeenBase)
+	}
+	e.SaveBase = false
 	c.m[x.KeyID] = &e
 	c.bytes += cacheSize(&e)
 	for id, old := range c.m { // beyond the bound, evict arbitrary entries
@@ -138,6 +150,7 @@ func (c *usageCache) get(id, month string) (*paywall.Usage, bool) {
 	}
 	u := *e
 	u.Seen = slices.Clip(e.Seen)
+	u.SeenBase = slices.Clip(e.SeenBase)
 	return &u, true
 }
 
@@ -195,7 +208,7 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 			minute                              sql.NullInt64
 			count, seenCount, requests, queries sql.NullInt64
 		)
-		if err := rows.Scan(&us.KeyID, &minute, &count, &us.Seen, &seenCount, &requests, &queries); err != nil {
+		if err := rows.Scan(&us.KeyID, &minute, &count, &us.Seen, &us.SeenBase, &seenCount, &requests, &queries); err != nil {
 			return nil, u.failed("load usage", err)
 		}
 		us.MinuteStart = fromMicros(minute)
@@ -237,6 +250,15 @@ func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
 	for _, x := range us {
 		if _, err := state.ExecContext(ctx, x.KeyID, micros(x.MinuteStart), x.MinuteCount, x.Seen, x.SeenCount); err != nil {
 			return u.failed("save usage", err)
+		}
+		if x.SaveBase {
+			base := x.SeenBase
+			if base == nil {
+				base = []byte{} // NOT NULL: the empty set
+			}
+			if _, err := u.tx.StmtContext(ctx, u.db.saveSeenBase).ExecContext(ctx, x.KeyID, base); err != nil {
+				return u.failed("save usage", err)
+			}
 		}
 		if _, err := monthly.ExecContext(ctx, x.KeyID, x.Month, x.MonthRequests, x.MonthQuestions); err != nil {
 			return u.failed("save usage", err)

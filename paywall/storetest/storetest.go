@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) paywall.Store) {
 		{"Usage", []test{
 			{"LoadWithoutUsage", testUsageLoadWithoutUsage},
 			{"RoundTrip", testUsageRoundTrip},
+			{"SeenBase", testUsageSeenBase},
 			{"FailingFnChangesNothing", testUsageFailingFn},
 			{"SaveUnloadedFails", testUsageSaveUnloaded},
 			{"InvalidMonth", testUsageInvalidMonth},

@@ -72,6 +72,12 @@ func usageDiff(got, want paywall.Usage) string {
 	if !bytes.Equal(got.Seen, want.Seen) {
 		d = append(d, fmt.Sprintf("Seen = %d bytes %x…, want %d bytes", len(got.Seen), got.Seen[:min(8, len(got.Seen))], len(want.Seen)))
 	}
+	if !bytes.Equal(got.SeenBase, want.SeenBase) {
+		d = append(d, fmt.Sprintf("SeenBase = %d bytes %x…, want %d bytes", len(got.SeenBase), got.SeenBase[:min(8, len(got.SeenBase))], len(want.SeenBase)))
+	}
+	if got.SaveBase {
+		d = append(d, "SaveBase = true, want false after Load")
+	}
 	if got.SeenCount != want.SeenCount {
 		d = append(d, fmt.Sprintf("SeenCount = %d, want %d", got.SeenCount, want.SeenCount))
 	}
@@ -401,5 +407,84 @@ func testUsageConcurrentBatches(t *testing.T, s paywall.Store) {
 		if u := loadOne(t, s, id, "2026-03"); u.MinuteCount != workers*rounds {
 			t.Errorf("%s: minute count %d, want %d", id, u.MinuteCount, workers*rounds)
 		}
+	}
+}
+
+// testUsageSeenBase checks the two parts of a seen set: SeenBase is written
+// only by a Save with SaveBase set, kept (whatever the Usage holds) by one
+// without, and both parts survive other keys' saves and later
+// transactions.
+func testUsageSeenBase(t *testing.T, s paywall.Store) {
+	ctx := t.Context()
+	id, month := newKey(1).ID, "2026-03"
+	big := make([]byte, 64<<10) // large enough to be stored out of line
+	for i := range big {
+		big[i] = byte(i*13 + i>>8)
+	}
+	save := func(what string, change func(u *paywall.Usage)) {
+		t.Helper()
+		err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+			us, err := tx.Load(ctx, []string{id}, month)
+			if err != nil {
+				return err
+			}
+			change(us[id])
+			return tx.Save(ctx, []*paywall.Usage{us[id]})
+		})
+		must(t, "UpdateUsage("+what+")", err)
+	}
+	want := paywall.Usage{KeyID: id, Month: month, MonthRequests: 1, Seen: []byte("r1"), SeenBase: bytes.Clone(big), SeenCount: 8194}
+	save("fold", func(u *paywall.Usage) {
+		*u = want
+		u.SeenBase, u.SaveBase = bytes.Clone(big), true
+	})
+	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
+		t.Fatalf("after a save with SaveBase: %s", d)
+	}
+
+	// Without SaveBase the stored base stays, whatever the Usage holds.
+	want.MonthRequests, want.Seen, want.SeenCount = 2, []byte("r1r2"), 8195
+	save("recent only", func(u *paywall.Usage) {
+		u.MonthRequests, u.Seen, u.SeenCount = 2, []byte("r1r2"), 8195
+		u.SeenBase = []byte("not to be written")
+	})
+	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
+		t.Fatalf("after a save without SaveBase: %s", d)
+	}
+
+	// A new base replaces the old one, and the empty base is stored as empty.
+	want.MonthRequests, want.Seen, want.SeenBase = 3, nil, []byte("new base")
+	save("second fold", func(u *paywall.Usage) {
+		u.MonthRequests, u.Seen, u.SeenBase, u.SaveBase = 3, nil, []byte("new base"), true
+	})
+	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
+		t.Fatalf("after a second fold: %s", d)
+	}
+	want.MonthRequests, want.SeenBase = 4, nil
+	save("empty base", func(u *paywall.Usage) {
+		u.MonthRequests, u.SeenBase, u.SaveBase = 4, nil, true
+	})
+	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
+		t.Fatalf("after saving an empty base: %s", d)
+	}
+
+	// A transaction that fails after a fold leaves the old base.
+	boom := errors.New("boom")
+	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		us, err := tx.Load(ctx, []string{id}, month)
+		if err != nil {
+			return err
+		}
+		us[id].SeenBase, us[id].SaveBase = []byte("rolled back"), true
+		if err := tx.Save(ctx, []*paywall.Usage{us[id]}); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("UpdateUsage = %v, want the function's error", err)
+	}
+	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
+		t.Fatalf("after a failed fold: %s", d)
 	}
 }
