@@ -74,16 +74,29 @@ func (s seenSet) merge(t seenSet) seenSet {
 }
 
 // seen is a key's whole seen set in the two parts the store keeps (see
-// Usage): base, the bulk of its history, rewritten only when recent
-// outgrows recentLimit and is folded into it, and recent, the additions
-// since. The parts are disjoint.
+// Usage): base, sorted, the bulk of its history, rewritten only when recent
+// outgrows recentLimit and is folded into it; and recent, the additions
+// since, in the order they were made. The parts are disjoint. recent only
+// ever grows by appending between folds, so a store can record a save as
+// the bytes appended (paywall/sqlite does).
 type seen struct{ base, recent seenSet }
 
 func seenOf(u *Usage) seen { return seen{base: u.SeenBase, recent: u.Seen} }
 
-func (s seen) has(h uint64) bool { return s.recent.has(h) || s.base.has(h) }
+func (s seen) has(h uint64) bool { return s.recent.contains(h) || s.base.has(h) }
 
 func (s seen) len() int { return s.base.len() + s.recent.len() }
+
+// contains is has for an unsorted set: a scan, cheap for recent's few
+// hundred entries.
+func (s seenSet) contains(h uint64) bool {
+	for i := 0; i+8 <= len(s); i += 8 {
+		if binary.BigEndian.Uint64(s[i:]) == h {
+			return true
+		}
+	}
+	return false
+}
 
 // recentLimit is how many entries recent may hold over a base of n before
 // it is folded into base. Each save writes recent (on average half the
@@ -102,16 +115,20 @@ func recentLimit(n int) int {
 // add returns the set with hs added; it never changes s's parts in place.
 // folded reports that base changed (recent was folded into it).
 func (s seen) add(hs []uint64) (out seen, folded bool) {
-	var buf [16]uint64
-	fresh := buf[:0]
+	recent := slices.Clip(s.recent) // appending copies
 	for _, h := range hs {
-		if !s.base.has(h) {
-			fresh = append(fresh, h)
+		if !s.base.has(h) && !recent.contains(h) {
+			recent = binary.BigEndian.AppendUint64(recent, h)
 		}
 	}
-	out = seen{base: s.base, recent: s.recent.with(fresh)}
+	out = seen{base: s.base, recent: recent}
 	if out.recent.len() > recentLimit(out.base.len()) {
-		return seen{base: out.base.merge(out.recent)}, true
+		sorted := make([]uint64, out.recent.len())
+		for i := range sorted {
+			sorted[i] = out.recent.at(i)
+		}
+		slices.Sort(sorted)
+		return seen{base: out.base.merge(seenSet(nil).with(sorted))}, true
 	}
 	return out, false
 }

@@ -1,6 +1,7 @@
 package paywall
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -11,20 +12,19 @@ import (
 func setOf(t *testing.T, s seen) []uint64 {
 	t.Helper()
 	var all []uint64
-	for _, part := range []seenSet{s.base, s.recent} {
-		var prev uint64
-		for i := range part.len() {
-			h := part.at(i)
-			if i > 0 && h <= prev {
-				t.Fatalf("part not strictly sorted at %d: %x after %x", i, h, prev)
-			}
-			prev = h
-			all = append(all, h)
+	for i := range s.base.len() {
+		h := s.base.at(i)
+		if i > 0 && h <= s.base.at(i-1) {
+			t.Fatalf("base not strictly sorted at %d: %x after %x", i, h, s.base.at(i-1))
 		}
+		all = append(all, h)
+	}
+	for i := range s.recent.len() {
+		all = append(all, s.recent.at(i))
 	}
 	slices.Sort(all)
 	if len(slices.Compact(slices.Clone(all))) != len(all) {
-		t.Fatalf("base and recent overlap")
+		t.Fatalf("the parts overlap or recent repeats an entry")
 	}
 	return all
 }
@@ -83,8 +83,13 @@ func TestSeenAddKeepsTheWholeSet(t *testing.T) {
 			if next.recent.len() != 0 {
 				t.Fatalf("request %d: folded but recent holds %d", req, next.recent.len())
 			}
-		} else if !slices.Equal(next.base, s.base) {
-			t.Fatalf("request %d: base changed without a fold", req)
+		} else {
+			if !slices.Equal(next.base, s.base) {
+				t.Fatalf("request %d: base changed without a fold", req)
+			}
+			if !bytes.HasPrefix(next.recent, s.recent) {
+				t.Fatalf("request %d: recent did not grow by appending", req)
+			}
 		}
 		if next.recent.len() > recentLimit(next.base.len()) {
 			t.Fatalf("request %d: recent %d over its limit %d", req, next.recent.len(), recentLimit(next.base.len()))

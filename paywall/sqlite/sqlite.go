@@ -20,7 +20,11 @@
 // must not call other writing methods of the same DB (it would wait for
 // itself). Usage transactions read the usage of recently used keys from a
 // cache of what they last committed, valid while no other connection has
-// written the file (see UpdateUsage).
+// written the file, and commit as one row appended to an append-only usage
+// log that a background compaction folds into the per-key rows about once
+// a second (see UpdateUsage and compact): a committed transaction is in
+// the file either way, and readers of usage (Load, MonthlyUsage) read the
+// rows and then the log.
 //
 // Times are stored as unix microseconds, UTC.
 package sqlite
@@ -69,6 +73,9 @@ type DB struct {
 	saveState    *sql.Stmt
 	saveMonth    *sql.Stmt
 	saveSeenBase *sql.Stmt
+	appendLog    *sql.Stmt
+	logAfter     *sql.Stmt
+	trimLog      *sql.Stmt
 	hitCounter   *sql.Stmt
 	dataVersion  *sql.Stmt
 	// keyByHash is prepared on the read pool (each connection prepares it
@@ -77,12 +84,14 @@ type DB struct {
 
 	usage usageCache // committed usage of recent keys (see UpdateUsage)
 
+	closing  atomic.Bool // Close has begun
 	closed   atomic.Bool
 	prunedAt atomic.Int64 // window (unix µs) of the last pruning of counters
 
-	// The checkpointer (see checkpoints) and how to stop it.
-	stopCheckpoints chan struct{}
-	checkpointer    sync.WaitGroup
+	// The checkpointer and the compactor (see checkpoints and compactor),
+	// and how to stop them.
+	stop       chan struct{}
+	background sync.WaitGroup
 }
 
 // Open opens the SQLite database at path, creating the file if needed, and
@@ -124,9 +133,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
+	db.stop = make(chan struct{})
+	db.background.Add(1)
+	go db.compactor()
 	if db.read != db.write {
-		db.stopCheckpoints = make(chan struct{})
-		db.checkpointer.Add(1)
+		db.background.Add(1)
 		go db.checkpoints()
 	}
 	return db, nil
@@ -143,12 +154,12 @@ const checkpointEvery = 200 * time.Millisecond
 // the write connection's own automatic checkpoint, at 8,000 pages, is only
 // a backstop. A failed checkpoint is retried on the next tick.
 func (db *DB) checkpoints() {
-	defer db.checkpointer.Done()
+	defer db.background.Done()
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-db.stopCheckpoints:
+		case <-db.stop:
 			return
 		case <-t.C:
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -168,6 +179,9 @@ func (db *DB) prepare(ctx context.Context) error {
 		{&db.saveState, saveStateSQL},
 		{&db.saveMonth, saveMonthSQL},
 		{&db.saveSeenBase, saveSeenBaseSQL},
+		{&db.appendLog, appendLogSQL},
+		{&db.logAfter, logAfterSQL},
+		{&db.trimLog, trimLogSQL},
 		{&db.hitCounter, hitSQL},
 		{&db.dataVersion, dataVersionSQL},
 	} {
@@ -282,15 +296,27 @@ func (db *DB) Ping(ctx context.Context) error {
 // Close closes the database. Calls after the first do nothing; methods
 // called after Close fail with Unavailable.
 func (db *DB) Close() error {
-	if db.closed.Swap(true) {
+	if db.closing.Swap(true) {
 		return nil
 	}
-	if db.stopCheckpoints != nil {
-		close(db.stopCheckpoints)
-		db.checkpointer.Wait()
-	}
 	var errs []error
-	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.saveSeenBase, db.hitCounter, db.dataVersion, db.keyByHash} {
+	if db.stop != nil {
+		close(db.stop)
+		db.background.Wait()
+		// Write what waits in the usage log, so that a clean stop leaves
+		// it empty (a crash leaves it to be read and folded later).
+		for {
+			more, err := db.compact(context.Background(), 1<<30, 0)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if err != nil || !more {
+				break
+			}
+		}
+	}
+	db.closed.Store(true)
+	for _, stmt := range []*sql.Stmt{db.loadUsage, db.saveState, db.saveMonth, db.saveSeenBase, db.appendLog, db.logAfter, db.trimLog, db.hitCounter, db.dataVersion, db.keyByHash} {
 		if stmt != nil {
 			errs = append(errs, stmt.Close())
 		}
