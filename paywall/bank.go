@@ -13,14 +13,20 @@ import (
 
 // entry is one published question with its JSON pre-encoded, so a request
 // only copies bytes. The two pay-per-request shapes are stored whole; the
-// keyed shapes are assembled from them (see appendKeyed), so the bank's
-// text is held twice in memory (the Question and paidFull), not five times.
+// keyed shapes are assembled from them (see appendKeyed), and the few
+// paths that need the text as strings decode it (see text), so the bank's
+// text is held once in memory, in paidFull.
 type entry struct {
+	// Q is the question without its text (stem, options, explanation,
+	// references, verifications): what filtering needs.
 	Q    *certbank.Question
 	Cert *certbank.Certification
 	Hash uint64 // stable 64-bit identity in a key's seen set
-	// pay-per-request route (SPEC.md §2.2): with and without answer/explanation
-	paidFull, paidQuiz []byte
+	// paidFull is the pay-per-request shape (SPEC.md §2.2) with answer and
+	// explanation; its first quizLen bytes, then '}', are the shape
+	// without them (see paidQuizOpen).
+	paidFull []byte
+	quizLen  int
 	// certJSON is `,"certification":{…}`, shared by the certification's
 	// entries; explOff is where the explanation's JSON string starts in
 	// paidFull (0: the question has no explanation).
@@ -32,7 +38,7 @@ type entry struct {
 // §2.5), with correct_answer and explanation when include is set: the bytes
 // encoding/json writes for keyedQuestion (with HTML escaping off).
 func (e *entry) appendKeyed(dst []byte, include bool) []byte {
-	dst = append(dst, e.paidQuiz[:len(e.paidQuiz)-1]...) // without its '}'
+	dst = append(dst, e.paidQuizOpen()...)
 	dst = append(dst, e.certJSON...)
 	if include {
 		if e.Q.Answer != "" {
@@ -55,6 +61,19 @@ type index struct {
 	byID    map[string]*entry
 	samples map[string][]*entry // free sample per certification
 	certs   []certbank.Certification
+}
+
+// paidQuizOpen is the pay-per-request shape without answer and explanation,
+// less its closing '}'.
+func (e *entry) paidQuizOpen() []byte { return e.paidFull[:e.quizLen:e.quizLen] }
+
+// text returns the question's text, decoded from paidFull.
+func (e *entry) text() paidQuestion {
+	var p paidQuestion
+	if err := json.Unmarshal(e.paidFull, &p); err != nil {
+		panic("paywall: pre-encoded question does not decode: " + err.Error()) // encodePaid is tested to write valid JSON
+	}
+	return p
 }
 
 func questionHash(id string) uint64 {
@@ -159,9 +178,9 @@ func appendJSONString(dst []byte, s string) []byte {
 	return append(dst, '"')
 }
 
-// encodePaid sets e.paidQuiz, e.paidFull and e.explOff: the bytes
-// encoding/json writes for paidQuestion without and with the answer,
-// each in a slice of exactly its length.
+// encodePaid sets e.paidFull, e.quizLen and e.explOff: the bytes
+// encoding/json writes for paidQuestion with the answer, in a slice of
+// exactly its length, and where the fields of the shape without it end.
 func (e *entry) encodePaid(scratch []byte) []byte {
 	q := e.Q
 	b := append(scratch[:0], `{"id":`...)
@@ -182,20 +201,15 @@ func (e *entry) encodePaid(scratch []byte) []byte {
 	b = appendJSONString(b, string(q.Difficulty))
 	b = append(b, `,"domain":`...)
 	b = appendJSONString(b, q.Domain)
-	quiz := len(b)
+	e.quizLen = len(b)
 	b = append(b, `,"answer":`...)
 	b = appendJSONString(b, string(q.Answer))
 	b = append(b, `,"explanation":`...)
 	expl := len(b)
 	b = appendJSONString(b, q.Explanation)
 	b = append(b, '}')
-	// One allocation holds both shapes.
-	mem := make([]byte, 0, quiz+1+len(b))
-	mem = append(mem, b[:quiz]...)
-	mem = append(mem, '}')
-	e.paidQuiz = mem[: quiz+1 : quiz+1]
-	mem = append(mem, b...)
-	e.paidFull = mem[quiz+1:]
+	e.paidFull = bytes.Clone(b)
+	e.explOff = 0
 	if q.Explanation != "" {
 		e.explOff = expl
 	}
@@ -212,6 +226,7 @@ func newIndex(b *certbank.Bank) *index {
 		certJSON[c.Slug] = append([]byte(`,"certification":`), marshal(keyedCert{c.Name, c.Slug, c.Provider})...)
 	}
 	entries := make([]entry, len(b.Questions))
+	slim := make([]certbank.Question, len(b.Questions))
 	ix.all = make([]*entry, 0, len(b.Questions))
 	var scratch []byte
 	for i := range b.Questions {
@@ -223,6 +238,8 @@ func newIndex(b *certbank.Bank) *index {
 		e := &entries[i]
 		*e = entry{Q: q, Cert: c, Hash: questionHash(q.ID), certJSON: certJSON[c.Slug]}
 		scratch = e.encodePaid(scratch)
+		slim[i] = certbank.Question{ID: q.ID, Certification: q.Certification, Domain: q.Domain, Difficulty: q.Difficulty, Answer: q.Answer}
+		e.Q = &slim[i] // the text is in paidFull: b's copy can go
 		ix.all = append(ix.all, e)
 		ix.byID[q.ID] = e
 	}

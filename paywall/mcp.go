@@ -263,11 +263,10 @@ func (s *Server) quizPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 }
 
 func toMCPQuestion(e *entry, include bool) mcpQuestion {
-	q := e.Q
-	m := mcpQuestion{ID: q.ID, Question: q.Stem, Options: map[string]string{"A": q.Options[0], "B": q.Options[1], "C": q.Options[2], "D": q.Options[3]},
-		Difficulty: string(q.Difficulty), Domain: q.Domain}
+	t := e.text()
+	m := mcpQuestion{ID: t.ID, Question: t.Question, Options: t.Options, Difficulty: t.Difficulty, Domain: t.Domain}
 	if include {
-		m.Answer, m.Explanation = string(q.Answer), q.Explanation
+		m.Answer, m.Explanation = string(e.Q.Answer), *t.Explanation
 	}
 	return m
 }
@@ -372,7 +371,7 @@ func (s *Server) mcpCheck(ctx context.Context, in checkIn) (checkOut, error) {
 	if !s.mcpMayCheck(ctx, e) {
 		return checkOut{}, toolErr("question %s was not served to you: without an API key only free-sample questions can be checked; with a key, questions the key has been served", e.Q.ID)
 	}
-	return checkOut{QuestionID: e.Q.ID, Chosen: string(l), Correct: l == e.Q.Answer, CorrectAnswer: string(e.Q.Answer), Explanation: e.Q.Explanation}, nil
+	return checkOut{QuestionID: e.Q.ID, Chosen: string(l), Correct: l == e.Q.Answer, CorrectAnswer: string(e.Q.Answer), Explanation: *e.text().Explanation}, nil
 }
 
 // mcpMayCheck reports whether the caller may see e's answer: free-sample
@@ -441,11 +440,13 @@ type mcpHandler struct {
 // pay-per-request encoding the index already holds (same fields in the same
 // order), so no second copy of the bank is kept; the text block escapes it
 // when a response is written.
+// It returns the bytes before the closing brace, which the caller writes
+// ('}' needs no escaping).
 func mcpJSON(e *entry, which int) []byte {
 	if which == 1 {
-		return e.paidFull
+		return e.paidFull[:len(e.paidFull)-1]
 	}
-	return e.paidQuiz
+	return e.paidQuizOpen()
 }
 
 const mcpModern = "2026-07-28"
@@ -835,6 +836,7 @@ func (h *mcpHandler) write(w http.ResponseWriter, r *http.Request, id []byte, ou
 				buf.WriteByte(',')
 			}
 			escapeJSON(buf, mcpJSON(e, which))
+			buf.WriteByte('}')
 		}
 		escapeJSON(buf, tail)
 		buf.WriteString(`"}],"structuredContent":`)
@@ -844,6 +846,7 @@ func (h *mcpHandler) write(w http.ResponseWriter, r *http.Request, id []byte, ou
 				buf.WriteByte(',')
 			}
 			buf.Write(mcpJSON(e, which))
+			buf.WriteByte('}')
 		}
 		buf.Write(tail)
 	}

@@ -180,7 +180,8 @@ func paidBody(cert *certbank.Certification, limit int, diff certbank.Difficulty,
 		if include {
 			buf.Write(e.paidFull)
 		} else {
-			buf.Write(e.paidQuiz)
+			buf.Write(e.paidQuizOpen())
+			buf.WriteByte('}')
 		}
 	}
 	buf.WriteString("]}\n")

@@ -70,7 +70,14 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeyCacheTTL == 0 {
 		cfg.KeyCacheTTL = time.Second
 	}
-	s := &Server{cfg: cfg, ix: newIndex(cfg.Bank), store: cfg.Store, log: cfg.Logger, now: cfg.Now, metrics: newMetrics()}
+	ix := newIndex(cfg.Bank)
+	// The index holds every question's text once, encoded; keep the rest
+	// of the bank (site, certifications, samples) but not its questions.
+	bank := *cfg.Bank
+	bank.Questions = nil
+	cfg.Bank = &bank
+	ix.bank = &bank
+	s := &Server{cfg: cfg, ix: ix, store: cfg.Store, log: cfg.Logger, now: cfg.Now, metrics: newMetrics()}
 	s.static = newStaticSite(cfg.Static)
 	s.acct = newAccountant(cfg.Store, s.metrics)
 	s.keys = keyCache{ttl: cfg.KeyCacheTTL, m: map[string]cachedKey{}}

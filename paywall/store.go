@@ -104,7 +104,10 @@ type UsageTx interface {
 	// counts for a key with no usage yet; the month counts are those of
 	// month, the minute and seen state is the latest), locking them.
 	Load(ctx context.Context, keyIDs []string, month string) (map[string]*Usage, error)
-	// Save writes usage states loaded in this transaction.
+	// Save writes usage states loaded in this transaction. The store may
+	// keep the byte slices of the usages (Seen, SeenBase) after Save
+	// returns: the caller must not change their bytes afterwards (the
+	// service never changes a seen set in place).
 	Save(ctx context.Context, us []*Usage) error
 }
 

@@ -152,3 +152,33 @@ func TestKeysAndPayments(t *testing.T) {
 		t.Errorf("bad status: %+v", r)
 	}
 }
+
+func TestMemoryLimit(t *testing.T) {
+	for _, tc := range []struct {
+		flag, env string
+		live      uint64
+		want      int64
+	}{
+		{"auto", "", 36 << 20, 36<<20 + 9<<20 + 48<<20},
+		{"auto", "", 1 << 20, 64 << 20}, // the floor
+		{"auto", "200MiB", 36 << 20, 0},  // GOMEMLIMIT wins
+		{"off", "", 36 << 20, 0},
+		{"256MiB", "", 36 << 20, 256 << 20},
+		{"1GiB", "", 0, 1 << 30},
+		{"100000000", "", 0, 100000000},
+	} {
+		if got, _ := memoryLimit(tc.flag, tc.env, tc.live); got != tc.want {
+			t.Errorf("memoryLimit(%q, %q, %d) = %d, want %d", tc.flag, tc.env, tc.live, got, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "lots", "-5MiB", "1.5GiB", "0", "16MiB", "12 MiB"} {
+		if err := checkMemoryLimit(bad); err == nil {
+			t.Errorf("checkMemoryLimit(%q) accepted it", bad)
+		}
+	}
+	for _, good := range []string{"auto", "off", "64MiB", "2GiB"} {
+		if err := checkMemoryLimit(good); err != nil {
+			t.Errorf("checkMemoryLimit(%q) = %v", good, err)
+		}
+	}
+}

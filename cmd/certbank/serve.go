@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -32,6 +33,7 @@ type serveOptions struct {
 	mcpURL       string
 	logLevel     string
 	trustProxy   bool
+	memoryLimit  string
 	pay          payFlags
 	// accountingOff serves keyed requests without recording usage or
 	// applying limits: the baseline of the service benchmark (loadtest/),
@@ -63,6 +65,8 @@ serves an existing build instead. Every flag has a CERTBANK_* environment variab
 	f.StringVar(&o.mcpURL, "mcp-url", a.envDefault("CERTBANK_MCP_URL", ""), "public URL of the MCP host (env CERTBANK_MCP_URL)")
 	f.StringVar(&o.logLevel, "log-level", a.envDefault("CERTBANK_LOG_LEVEL", "info"), "debug, info, warn or error (env CERTBANK_LOG_LEVEL)")
 	f.BoolVar(&o.trustProxy, "trust-proxy", a.getenv("CERTBANK_TRUST_PROXY") == "true", "take client addresses from X-Forwarded-For (env CERTBANK_TRUST_PROXY=true)")
+	f.StringVar(&o.memoryLimit, "memory-limit", a.envDefault("CERTBANK_MEMORY_LIMIT", "auto"),
+		"soft limit of the Go heap: auto (sized from the loaded bank), off, or a size such as 256MiB; GOMEMLIMIT overrides it (env CERTBANK_MEMORY_LIMIT)")
 	a.addPayFlags(f, &o.pay)
 	f.BoolVar(&o.accountingOff, "accounting-off", false, "benchmark baseline only: serve keyed requests without recording usage or enforcing limits")
 	_ = f.MarkHidden("accounting-off")
@@ -174,6 +178,9 @@ func (a *app) loadSite(o serveOptions) (site, error) {
 }
 
 func (a *app) serve(ctx context.Context, o serveOptions) error {
+	if err := checkMemoryLimit(o.memoryLimit); err != nil {
+		return err
+	}
 	level, err := parseLevel(o.logLevel)
 	if err != nil {
 		return err
@@ -202,6 +209,15 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer srv.Close()
+	// The server keeps what it needs of the bank, its text encoded once;
+	// let the decoded questions go.
+	questions, certs := len(st.bank.Questions), len(st.bank.Certifications)
+	st = site{}
+	debug.FreeOSMemory()
+	if limit, why := memoryLimit(o.memoryLimit, a.getenv("GOMEMLIMIT"), liveHeap()); limit > 0 {
+		debug.SetMemoryLimit(limit)
+		log.Info("memory limit", "bytes", limit, "why", why)
+	}
 	if o.accountingOff {
 		log.Warn("usage accounting is OFF (--accounting-off, a benchmark baseline): keyed requests are neither counted nor limited")
 	}
@@ -218,9 +234,9 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	log.Info("certbank ready", "addr", "http://"+ln.Addr().String(), "questions", len(st.bank.Questions),
-		"certifications", len(st.bank.Certifications), "store", storeName, "startup_ms", time.Since(start).Milliseconds())
-	fmt.Fprintf(a.stdout, "certbank serving http://%s (%d questions, store %s)\n", ln.Addr(), len(st.bank.Questions), storeName)
+	log.Info("certbank ready", "addr", "http://"+ln.Addr().String(), "questions", questions,
+		"certifications", certs, "store", storeName, "startup_ms", time.Since(start).Milliseconds())
+	fmt.Fprintf(a.stdout, "certbank serving http://%s (%d questions, store %s)\n", ln.Addr(), questions, storeName)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -167,8 +166,8 @@ func (c *usageCache) reset(version int64) {
 
 func cacheSize(u *paywall.Usage) int { return len(u.Seen) + len(u.SeenBase) + len(u.KeyID) + 160 }
 
-// put records a copy of x as the committed state of its key. An unchanged
-// base (SaveBase false) is the one already cached and is not copied again.
+// put records x as the committed state of its key. An unchanged base
+// (SaveBase false) is the one already cached.
 func (c *usageCache) put(x *paywall.Usage) {
 	if c.m == nil {
 		c.m = make(map[string]*paywall.Usage)
@@ -185,12 +184,14 @@ func (c *usageCache) put(x *paywall.Usage) {
 			d.months[old.Month] = [2]int{old.MonthRequests, old.MonthQuestions}
 		}
 	}
+	// The seen parts are kept, not copied: Save's callers hand them over
+	// (see paywall.UsageTx).
 	e := *x
-	e.Seen = bytes.Clone(x.Seen)
+	e.Seen = slices.Clip(x.Seen)
 	if old != nil && !x.SaveBase {
 		e.SeenBase = old.SeenBase
 	} else {
-		e.SeenBase = bytes.Clone(x.SeenBase)
+		e.SeenBase = slices.Clip(x.SeenBase)
 	}
 	e.SaveBase = false
 	c.m[x.KeyID] = &e
