@@ -161,7 +161,7 @@ func TestMemoryLimit(t *testing.T) {
 	}{
 		{"auto", "", 36 << 20, 36<<20 + 9<<20 + 48<<20},
 		{"auto", "", 1 << 20, 64 << 20}, // the floor
-		{"auto", "200MiB", 36 << 20, 0},  // GOMEMLIMIT wins
+		{"auto", "200MiB", 36 << 20, 0}, // GOMEMLIMIT wins
 		{"off", "", 36 << 20, 0},
 		{"256MiB", "", 36 << 20, 256 << 20},
 		{"1GiB", "", 0, 1 << 30},
