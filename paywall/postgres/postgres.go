@@ -56,6 +56,7 @@ type DB struct {
 	pool     *pgxpool.Pool
 	closed   atomic.Bool
 	prunedAt atomic.Int64 // window (unix µs) of the last pruning of counters
+	bases    baseCache    // seen bases read, by revision (see lockUsageSQL)
 }
 
 // Open connects to the PostgreSQL database of dsn (a URL or key=value

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -21,12 +22,15 @@ const insertUsageSQL = `INSERT INTO usage_state (key_id)
 
 // lockUsageSQL reads and locks the usage rows of $1 in key order. A stable
 // order keeps two batches that share keys from deadlocking. After waiting
-// for a lock, PostgreSQL returns the row's latest version.
-const lockUsageSQL = `SELECT key_id, minute_start, minute_count, seen, seen_base, seen_count
-	FROM usage_state
-	WHERE key_id = ANY($1::text[])
-	ORDER BY key_id
-	FOR UPDATE`
+// for a lock, PostgreSQL returns the row's latest version. $2 holds, for
+// each key, the base revision this instance keeps (-1: none): a base of
+// that revision is not sent again (NULL).
+const lockUsageSQL = `SELECT s.key_id, s.minute_start, s.minute_count, s.seen, s.seen_count, s.base_rev,
+		CASE WHEN s.base_rev = c.rev THEN NULL ELSE s.seen_base END
+	FROM usage_state AS s
+	JOIN unnest($1::text[], $2::bigint[]) AS c(key_id, rev) ON c.key_id = s.key_id
+	ORDER BY s.key_id
+	FOR UPDATE OF s`
 
 // monthUsageSQL reads the counts of month $2 of the keys $1. It must be its
 // own statement, run after lockUsageSQL: joined into the locking statement,
@@ -42,7 +46,8 @@ const monthUsageSQL = `SELECT key_id, requests, questions
 // TOAST pointer and is not copied.
 const saveStateSQL = `UPDATE usage_state AS s
 	SET minute_start = u.minute_start, minute_count = u.minute_count, seen = u.seen, seen_count = u.seen_count,
-		seen_base = CASE WHEN u.save_base THEN u.seen_base ELSE s.seen_base END
+		seen_base = CASE WHEN u.save_base THEN u.seen_base ELSE s.seen_base END,
+		base_rev = CASE WHEN u.save_base THEN s.base_rev + 1 ELSE s.base_rev END
 	FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bytea[], $5::bigint[], $6::boolean[], $7::bytea[])
 		AS u(key_id, minute_start, minute_count, seen, seen_count, save_base, seen_base)
 	WHERE s.key_id = u.key_id`
@@ -111,9 +116,10 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 		return out, nil
 	}
 	ids := slices.Compact(slices.Sorted(slices.Values(keyIDs)))
+	kept, revs := u.db.bases.kept(ids)
 	b := &pgx.Batch{}
 	b.Queue(insertUsageSQL, ids)
-	b.Queue(lockUsageSQL, ids)
+	b.Queue(lockUsageSQL, ids, revs)
 	b.Queue(monthUsageSQL, ids, month)
 	br := u.tx.SendBatch(ctx, b)
 	defer br.Close()
@@ -124,11 +130,17 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 		id                  string
 		minute              pgtype.Timestamptz
 		count, seenCount    int
+		rev                 int64
 		seen, base          []byte // pgx scans each row into new slices
 		requests, questions int
 	)
 	rows, _ := br.Query() // errors come out of ForEachRow
-	if _, err := pgx.ForEachRow(rows, []any{&id, &minute, &count, &seen, &base, &seenCount}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&id, &minute, &count, &seen, &seenCount, &rev, &base}, func() error {
+		if k, ok := kept[id]; ok && base == nil && rev == k.rev {
+			base = slices.Clip(k.base) // not sent: the kept one
+		} else {
+			u.db.bases.put(id, rev, base)
+		}
 		out[id] = &paywall.Usage{KeyID: id, MinuteStart: fromTimestamptz(minute), MinuteCount: count,
 			Month: month, Seen: seen, SeenBase: base, SeenCount: seenCount}
 		return nil
@@ -247,4 +259,62 @@ func (db *DB) MonthlyUsage(ctx context.Context, keyID, month string) (requests, 
 		return 0, 0, db.fail("monthly usage", err)
 	}
 	return requests, questions, nil
+}
+
+// baseCache keeps the seen bases an instance has read, by key and revision
+// (see lockUsageSQL). A revision names one base for every instance, so an
+// entry is never stale: at worst it is of an older revision, and the server
+// then sends the current one.
+type baseCache struct {
+	mu    sync.Mutex
+	m     map[string]keptBase
+	bytes int
+}
+
+type keptBase struct {
+	rev  int64
+	base []byte
+}
+
+// baseCacheBytes bounds the kept bases.
+const baseCacheBytes = 32 << 20
+
+// kept returns the kept bases of ids and, in ids' order, their revisions
+// (-1 for none). The caller uses these entries, whatever happens to the
+// cache meanwhile.
+func (c *baseCache) kept(ids []string) (map[string]keptBase, []int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m := make(map[string]keptBase, len(ids))
+	revs := make([]int64, len(ids))
+	for i, id := range ids {
+		revs[i] = -1
+		if k, ok := c.m[id]; ok {
+			m[id], revs[i] = k, k.rev
+		}
+	}
+	return m, revs
+}
+
+// put keeps base as key id's base of revision rev.
+func (c *baseCache) put(id string, rev int64, base []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[string]keptBase)
+	}
+	if old, ok := c.m[id]; ok {
+		c.bytes -= len(old.base) + len(id)
+	}
+	c.m[id] = keptBase{rev, slices.Clip(base)}
+	c.bytes += len(base) + len(id)
+	for other, k := range c.m { // beyond the bound, drop arbitrary entries
+		if c.bytes <= baseCacheBytes {
+			break
+		}
+		if other != id {
+			c.bytes -= len(k.base) + len(other)
+			delete(c.m, other)
+		}
+	}
 }

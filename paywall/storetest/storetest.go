@@ -86,6 +86,7 @@ func RunMultiInstance(t *testing.T, open func(t *testing.T) (paywall.Store, payw
 	}{
 		{"KeysShared", testMultiKeysShared},
 		{"UsageNoLostUpdate", testMultiUsageNoLostUpdate},
+		{"SeenBaseShared", testMultiSeenBase},
 		{"ReserveOnce", testMultiReserveOnce},
 		{"HitShared", testMultiHitShared},
 	}

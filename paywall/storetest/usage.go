@@ -488,3 +488,43 @@ func testUsageSeenBase(t *testing.T, s paywall.Store) {
 		t.Fatalf("after a failed fold: %s", d)
 	}
 }
+
+// testMultiSeenBase checks that a seen base written by one instance is what
+// the other loads, however often each has loaded it before (an instance
+// may keep bases it has read, but never serve one that another instance
+// has replaced).
+func testMultiSeenBase(t *testing.T, a, b paywall.Store) {
+	ctx := t.Context()
+	id, month := newKey(7).ID, "2026-03"
+	fold := func(s paywall.Store, base string) {
+		t.Helper()
+		err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+			us, err := tx.Load(ctx, []string{id}, month)
+			if err != nil {
+				return err
+			}
+			u := us[id]
+			u.MonthRequests++
+			u.Seen, u.SeenBase, u.SaveBase = nil, []byte(base), true
+			return tx.Save(ctx, []*paywall.Usage{u})
+		})
+		must(t, "UpdateUsage(fold "+base+")", err)
+	}
+	check := func(s paywall.Store, who, base string, requests int) {
+		t.Helper()
+		for range 2 { // a second load may come from what the instance kept
+			got := loadOne(t, s, id, month)
+			if string(got.SeenBase) != base || got.MonthRequests != requests {
+				t.Fatalf("%s loads base %q after %d requests, want %q after %d", who, got.SeenBase, got.MonthRequests, base, requests)
+			}
+		}
+	}
+	fold(a, "base-1")
+	check(a, "the writer", "base-1", 1)
+	check(b, "the other instance", "base-1", 1)
+	fold(b, "base-2")
+	check(a, "the first instance", "base-2", 2)
+	fold(a, "base-3")
+	check(b, "the second instance", "base-3", 3)
+	check(a, "the first instance", "base-3", 3)
+}
