@@ -2,17 +2,21 @@ package main
 
 import (
 	"fmt"
+	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Sizing of --memory-limit auto: the Go heap may grow to 1.25 times the
-// live heap with the bank loaded, plus memoryHeadroom for requests and the
-// store's caches, and never below memoryFloor. With the 13,000-question
-// synthetic bank that is about 90 MiB of heap, under 150 MB of RSS with
-// the binary's own pages (BENCHMARKS.md "Service"); without a limit the
-// collector lets the heap grow to twice its live size.
+// live heap plus memoryHeadroom for requests in flight, and never below
+// memoryFloor. It is set from the live heap with the bank loaded (about 90
+// MiB with the 13,000-question synthetic bank: under 150 MB of RSS with the
+// binary's own pages, BENCHMARKS.md "Service") and then follows the live
+// heap as the stores' caches of usage grow (followLiveHeap), so that the
+// collector never works against a limit the live data has outgrown.
+// Without a limit the collector lets the heap grow to twice its live size.
 const (
 	memoryHeadroom = 48 << 20
 	memoryFloor    = 64 << 20
@@ -29,7 +33,7 @@ func memoryLimit(flag, env string, live uint64) (int64, string) {
 	case flag == "off":
 		return 0, "--memory-limit off"
 	case flag == "auto":
-		return max(int64(live)+int64(live)/4+memoryHeadroom, memoryFloor), "auto: 1.25 × live heap + 48 MiB"
+		return autoLimit(live), "auto: 1.25 × live heap + 48 MiB, following the live heap"
 	}
 	n, _ := parseSize(flag) // validated before loading
 	return n, "--memory-limit"
@@ -78,4 +82,23 @@ func liveHeap() uint64 {
 		return 0
 	}
 	return s[0].Value.Uint64()
+}
+
+func autoLimit(live uint64) int64 {
+	return max(int64(live)+int64(live)/4+memoryHeadroom, memoryFloor)
+}
+
+// followLiveHeap re-sizes the auto memory limit every few seconds from the
+// live heap of the last collection, until stop is closed.
+func followLiveHeap(stop <-chan struct{}) {
+	t := time.NewTicker(5 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			debug.SetMemoryLimit(autoLimit(liveHeap()))
+		}
+	}
 }

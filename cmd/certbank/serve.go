@@ -217,6 +217,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if limit, why := memoryLimit(o.memoryLimit, a.getenv("GOMEMLIMIT"), liveHeap()); limit > 0 {
 		debug.SetMemoryLimit(limit)
 		log.Info("memory limit", "bytes", limit, "why", why)
+		if o.memoryLimit == "auto" {
+			stop := make(chan struct{})
+			defer close(stop)
+			go followLiveHeap(stop)
+		}
 	}
 	if o.accountingOff {
 		log.Warn("usage accounting is OFF (--accounting-off, a benchmark baseline): keyed requests are neither counted nor limited")
