@@ -22,9 +22,16 @@ func (s seenSet) len() int { return len(s) / 8 }
 func (s seenSet) at(i int) uint64 { return binary.BigEndian.Uint64(s[i*8:]) }
 
 func (s seenSet) has(h uint64) bool {
-	n := s.len()
-	i := sort.Search(n, func(i int) bool { return s.at(i) >= h })
-	return i < n && s.at(i) == h
+	lo, hi := 0, s.len() // a binary search without sort.Search's closure calls: this is hot
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if binary.BigEndian.Uint64(s[m*8:]) < h {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo < s.len() && binary.BigEndian.Uint64(s[lo*8:]) == h
 }
 
 // with returns the set with hs added (hs need not be sorted or new). It

@@ -24,7 +24,9 @@ const (
 	compactKeys  = 128
 )
 
-const trimLogSQL = `DELETE FROM usage_log WHERE id <= ?`
+// trimLogSQL deletes the log rows up to an id, except the newest row: ids
+// are never reused as long as the largest one stays (see schema 3).
+const trimLogSQL = `DELETE FROM usage_log WHERE id <= ?1 AND id < (SELECT max(id) FROM usage_log)`
 
 // compactor runs compactions until Close.
 func (db *DB) compactor() {

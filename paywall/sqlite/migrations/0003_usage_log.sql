@@ -6,10 +6,12 @@
 -- keys' rows in usage_state, usage_seen and usage_monthly from time to time
 -- and deletes the log rows they cover. usage_state.log_id is the last log
 -- row a key's stored state includes: reading a key means its stored rows,
--- then its records in log rows after log_id. AUTOINCREMENT, so that an id is
--- never reused once the log has been emptied.
+-- then its records in log rows after log_id. Trimming always keeps the
+-- newest row, so that a new row's id (one more than the largest) is never
+-- one that was used before (no AUTOINCREMENT, which costs a page write per
+-- commit).
 CREATE TABLE usage_log (
-	id    INTEGER PRIMARY KEY AUTOINCREMENT,
+	id    INTEGER PRIMARY KEY,
 	entry BLOB NOT NULL
 ) STRICT;
 
