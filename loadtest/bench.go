@@ -37,34 +37,14 @@ type row struct {
 
 func bench(ctx context.Context, o options) error {
 	bin := mustAbs(o.bin)
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("no certbank binary at %s (make build): %w", bin, err)
+	work, cleanup, err := workDir(o)
+	if err != nil {
+		return err
 	}
-	work := o.work
-	if work == "" {
-		var err error
-		if work, err = os.MkdirTemp("", "certbank-bench-"); err != nil {
-			return err
-		}
-		if !o.keep {
-			defer os.RemoveAll(work)
-		}
-	}
-	work = mustAbs(work)
-	content, public, bankFile := filepath.Join(work, "content"), filepath.Join(work, "public"), filepath.Join(work, "bank.json")
-	if _, err := os.Stat(bankFile); err != nil {
-		t0 := time.Now()
-		if err := synth.Write(content, o.certs, o.perCert, 1); err != nil {
-			return fmt.Errorf("synthetic content: %w", err)
-		}
-		if err := raiseEnterpriseRate(filepath.Join(content, "site.yaml")); err != nil {
-			return err
-		}
-		out, err := exec.Command(bin, "build", "--content", content, "--out", public, "--bank", bankFile).CombinedOutput()
-		if err != nil {
-			return fmt.Errorf("certbank build: %v\n%s", err, out)
-		}
-		fmt.Printf("# synthetic bank: %d × %d questions, written and built in %s: %s", o.certs, o.perCert, time.Since(t0).Round(time.Millisecond), out)
+	defer cleanup()
+	_, public, bankFile, err := buildBank(bin, o, work)
+	if err != nil {
+		return err
 	}
 
 	keys := make([]string, o.keys)
@@ -375,4 +355,45 @@ func withSearchPath(dsn, schema string) (string, error) {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String(), nil
+}
+
+// workDir returns the work directory of o (a temporary one unless -work)
+// and a function that removes it unless -keep.
+func workDir(o options) (string, func(), error) {
+	if o.work != "" {
+		return mustAbs(o.work), func() {}, nil
+	}
+	work, err := os.MkdirTemp("", "certbank-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	if o.keep {
+		return work, func() {}, nil
+	}
+	return work, func() { os.RemoveAll(work) }, nil
+}
+
+// buildBank writes the synthetic content into work and builds it, unless a
+// build is there already.
+func buildBank(bin string, o options, work string) (content, public, bankFile string, err error) {
+	if _, err := os.Stat(bin); err != nil {
+		return "", "", "", fmt.Errorf("no certbank binary at %s (make build): %w", bin, err)
+	}
+	content, public, bankFile = filepath.Join(work, "content"), filepath.Join(work, "public"), filepath.Join(work, "bank.json")
+	if _, err := os.Stat(bankFile); err == nil {
+		return content, public, bankFile, nil
+	}
+	t0 := time.Now()
+	if err := synth.Write(content, o.certs, o.perCert, 1); err != nil {
+		return "", "", "", fmt.Errorf("synthetic content: %w", err)
+	}
+	if err := raiseEnterpriseRate(filepath.Join(content, "site.yaml")); err != nil {
+		return "", "", "", err
+	}
+	out, err := exec.Command(bin, "build", "--content", content, "--out", public, "--bank", bankFile).CombinedOutput()
+	if err != nil {
+		return "", "", "", fmt.Errorf("certbank build: %v\n%s", err, out)
+	}
+	fmt.Printf("# synthetic bank: %d × %d questions, written and built in %s: %s", o.certs, o.perCert, time.Since(t0).Round(time.Millisecond), out)
+	return content, public, bankFile, nil
 }

@@ -64,6 +64,7 @@ type options struct {
 	url      string
 	keyfile  string
 	perfDir  string
+	payRate  float64
 }
 
 func main() {
@@ -83,12 +84,16 @@ func main() {
 	flag.IntVar(&o.perCert, "per-cert", 500, "synthetic questions per certification")
 	flag.StringVar(&o.url, "url", "", "load only: the URL to request (with -keyfile)")
 	flag.StringVar(&o.keyfile, "keyfile", "", "load only: file of API keys, one a line")
+	flag.Float64Var(&o.payRate, "pay-rate", 0, "paid mode: send this many pre-signed x402 payments a second to certbank serve on the development chain (see pay.go)")
 	flag.StringVar(&o.perfDir, "perf", "", "record each measured run with `perf record -g` into this directory (needs perf)")
 	flag.Parse()
 	var err error
-	if o.url != "" {
+	switch {
+	case o.url != "":
 		err = loadOnly(o)
-	} else {
+	case o.payRate > 0:
+		err = payBench(context.Background(), o)
+	default:
 		err = bench(context.Background(), o)
 	}
 	if err != nil {

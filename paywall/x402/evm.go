@@ -64,7 +64,21 @@ type relayer struct {
 
 	pendingMu sync.Mutex
 	pending   map[string]common.Hash // ReplayKey → unconfirmed settlement tx
+
+	// A gas limit per function (selector), from a first estimate; later
+	// sends of that function are only simulated once, which catches a
+	// revert as well as an estimate does at a fraction of its EVM runs.
+	// And the fee quote (tip, base fee), fetched at most once a second.
+	quoteMu  sync.Mutex
+	gasLimit map[[4]byte]uint64
+	tip      *big.Int
+	baseFee  *big.Int
+	quotedAt time.Time
 }
+
+// quoteTTL is how long a fee quote is reused. A base fee rises by at most
+// 12.5 % a block, and the fee cap allows twice the quoted one.
+const quoteTTL = time.Second
 
 func newRelayer(eth ethBackend, confirm confirmer, n Network, t token, key *ecdsa.PrivateKey, logLookback uint64) *relayer {
 	return &relayer{
@@ -78,6 +92,7 @@ func newRelayer(eth ethBackend, confirm confirmer, n Network, t token, key *ecds
 		signer:      types.LatestSignerForChainID(big.NewInt(n.ChainID)),
 		logLookback: logLookback,
 		pending:     make(map[string]common.Hash),
+		gasLimit:    make(map[[4]byte]uint64),
 	}
 }
 
@@ -155,6 +170,7 @@ func (r *relayer) settle(ctx context.Context, p *Payment, req Requirement, now t
 // log from the payer to the payee for exactly the value.
 func (r *relayer) outcome(rcpt *types.Receipt, a authorization, s Settlement) (Settlement, error) {
 	if rcpt.Status != types.ReceiptStatusSuccessful {
+		r.forgetGas()
 		return Settlement{}, newError(ReasonTransactionFailed, fmt.Sprintf("settlement transaction %s reverted on chain; nothing was charged, sign a new payment", s.Transaction))
 	}
 	for _, l := range rcpt.Logs {
@@ -300,25 +316,13 @@ func asRevert(err error) (*revertError, bool) {
 // simulates it: a revert comes back as *revertError), then signs it with the
 // next relayer nonce and broadcasts it.
 func (r *relayer) send(ctx context.Context, data []byte) (*types.Transaction, error) {
-	gas, err := r.eth.EstimateGas(ctx, ethereum.CallMsg{From: r.address, To: &r.asset, Data: data})
+	gas, err := r.gasFor(ctx, data)
 	if err != nil {
-		if rev, ok := asRevert(err); ok {
-			return nil, rev
-		}
-		return nil, fmt.Errorf("estimate gas: %w", err)
+		return nil, err
 	}
-	gas += gas/4 + 10_000 // margin: state may change before inclusion
-	tip, err := r.eth.SuggestGasTipCap(ctx)
+	tip, baseFee, err := r.fees(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("suggest gas tip: %w", err)
-	}
-	head, err := r.eth.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("head block: %w", err)
-	}
-	baseFee := head.BaseFee
-	if baseFee == nil { // a chain without EIP-1559 fees
-		baseFee = tip
+		return nil, err
 	}
 	feeCap := new(big.Int).Add(tip, new(big.Int).Mul(baseFee, big.NewInt(2)))
 
@@ -352,6 +356,73 @@ func (r *relayer) send(ctx context.Context, data []byte) (*types.Transaction, er
 	r.nonce++
 	r.confirm.sent(tx.Hash())
 	return tx, nil
+}
+
+// gasFor returns the gas limit for a call of data to the token: the first
+// call of a function is estimated (with a margin: state may change before
+// inclusion), later ones reuse that limit and are only simulated. A revert
+// comes back as *revertError.
+func (r *relayer) gasFor(ctx context.Context, data []byte) (uint64, error) {
+	var sel [4]byte
+	copy(sel[:], data)
+	r.quoteMu.Lock()
+	gas := r.gasLimit[sel]
+	r.quoteMu.Unlock()
+	msg := ethereum.CallMsg{From: r.address, To: &r.asset, Data: data}
+	if gas > 0 {
+		msg.Gas = gas
+		if _, err := r.eth.CallContract(ctx, msg, nil); err != nil {
+			if rev, ok := asRevert(err); ok {
+				return 0, rev
+			}
+			return 0, fmt.Errorf("simulate: %w", err)
+		}
+		return gas, nil
+	}
+	est, err := r.eth.EstimateGas(ctx, msg)
+	if err != nil {
+		if rev, ok := asRevert(err); ok {
+			return 0, rev
+		}
+		return 0, fmt.Errorf("estimate gas: %w", err)
+	}
+	gas = est + est/4 + 10_000
+	r.quoteMu.Lock()
+	r.gasLimit[sel] = gas
+	r.quoteMu.Unlock()
+	return gas, nil
+}
+
+// forgetGas drops the kept gas limits, after a settlement failed on chain
+// (it may have run out of gas): the next send estimates again.
+func (r *relayer) forgetGas() {
+	r.quoteMu.Lock()
+	clear(r.gasLimit)
+	r.quoteMu.Unlock()
+}
+
+// fees returns the gas tip and the base fee of the head block, fetched at
+// most once per quoteTTL.
+func (r *relayer) fees(ctx context.Context) (tip, baseFee *big.Int, err error) {
+	r.quoteMu.Lock()
+	defer r.quoteMu.Unlock()
+	if r.tip != nil && time.Since(r.quotedAt) < quoteTTL {
+		return r.tip, r.baseFee, nil
+	}
+	tip, err = r.eth.SuggestGasTipCap(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("suggest gas tip: %w", err)
+	}
+	head, err := r.eth.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("head block: %w", err)
+	}
+	baseFee = head.BaseFee
+	if baseFee == nil { // a chain without EIP-1559 fees
+		baseFee = tip
+	}
+	r.tip, r.baseFee, r.quotedAt = tip, baseFee, time.Now()
+	return tip, baseFee, nil
 }
 
 // resetNonce makes the next send read the relayer nonce from the node.
