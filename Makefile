@@ -85,6 +85,9 @@ bench-build:
 
 bench-x402:
 	$(GO) test ./paywall/x402 -run '^$$' -bench . -benchtime 2s -count 3
+	$(GO) build -o bin/certbank ./cmd/certbank
+	$(GO) build -o bin/loadtest ./loadtest
+	./bin/loadtest -bin bin/certbank -pay-rate 300 -d 10s -warmup 0s -per-cert 40
 
 bench-service:
 	@if [ -f loadtest/run.sh ]; then ./loadtest/run.sh; else echo "loadtest/run.sh missing"; exit 1; fi
