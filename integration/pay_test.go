@@ -72,6 +72,13 @@ func devChain(t *testing.T) *x402.DevChain {
 
 func newPayEnv(t *testing.T, wrap func(x402.Facilitator) x402.Facilitator) *payEnv {
 	t.Helper()
+	return newPayEnvReconciling(t, wrap, -1)
+}
+
+// newPayEnvReconciling is newPayEnv with the background reconciler running
+// every reconcileEvery (negative: never).
+func newPayEnvReconciling(t *testing.T, wrap func(x402.Facilitator) x402.Facilitator, reconcileEvery time.Duration) *payEnv {
+	t.Helper()
 	dc := devChain(t)
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"))
 	if err != nil {
@@ -84,7 +91,7 @@ func newPayEnv(t *testing.T, wrap func(x402.Facilitator) x402.Facilitator) *payE
 	if wrap != nil {
 		fac = wrap(fac)
 	}
-	s, err := paywall.New(paywall.Config{Bank: bank, Store: db, Pay: &paywall.PayConfig{Facilitator: fac, Reconciler: dc, ReconcileEvery: -1}})
+	s, err := paywall.New(paywall.Config{Bank: bank, Store: db, Pay: &paywall.PayConfig{Facilitator: fac, Reconciler: dc, ReconcileEvery: reconcileEvery}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,5 +371,89 @@ func TestPayPendingIsReconciledNotChargedTwice(t *testing.T) {
 	// A third use is a replay.
 	if r := e.get(t, q, "X-PAYMENT", v); r.status != 402 || r.body["error"] != x402.ReasonNonceUsed {
 		t.Fatalf("replay after reconcile: %d %s", r.status, r.raw)
+	}
+}
+
+// TestPayPendingConcurrentRetriesDeliverOnce: many retries of one pending
+// payment at once are reconciled, and exactly one of them gets the content.
+func TestPayPendingConcurrentRetriesDeliverOnce(t *testing.T) {
+	e := newPayEnv(t, func(f x402.Facilitator) x402.Facilitator { return slowReceipts{f} })
+	payer, key := x402.DevWallet(2)
+	v, err := x402.SignPayment(key, requirement(7000), x402.PaymentParams{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := e.balance(t, payer)
+	const q = "certification=cissp&limit=10"
+	if r := e.get(t, q, "X-PAYMENT", v); r.status != 503 {
+		t.Fatalf("pending settlement: %d %s", r.status, r.raw)
+	}
+	const n = 20
+	statuses := make([]int, n)
+	reasons := make([]any, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			r := e.get(t, q, "X-PAYMENT", v)
+			statuses[i], reasons[i] = r.status, r.body["error"]
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for i, st := range statuses {
+		switch {
+		case st == 200:
+			ok++
+		case st == 402 && reasons[i] == x402.ReasonNonceUsed:
+		default:
+			t.Errorf("retry %d: %d %v, want 200 once and otherwise 402 %s", i, st, reasons[i], x402.ReasonNonceUsed)
+		}
+	}
+	if ok != 1 {
+		t.Fatalf("%d of %d concurrent retries got the content, want exactly 1", ok, n)
+	}
+	if spent := new(big.Int).Sub(before, e.balance(t, payer)); spent.Int64() != 7000 {
+		t.Fatalf("payer spent %s, want 7000 once", spent)
+	}
+}
+
+// TestPayReconciledInBackgroundIsDeliveredOnRetry: when the background
+// reconciler finds a pending payment settled before the payer retries, the
+// retry still gets the content, once.
+func TestPayReconciledInBackgroundIsDeliveredOnRetry(t *testing.T) {
+	e := newPayEnvReconciling(t, func(f x402.Facilitator) x402.Facilitator { return slowReceipts{f} }, 20*time.Millisecond)
+	_, key := x402.DevWallet(3)
+	v, err := x402.SignPayment(key, requirement(7000), x402.PaymentParams{}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const q = "certification=cissp&limit=10"
+	if r := e.get(t, q, "X-PAYMENT", v); r.status != 503 {
+		t.Fatalf("pending settlement: %d %s", r.status, r.raw)
+	}
+	var ps []paywall.Payment
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		ps, _ = e.store.Payments(context.Background(), paywall.PaymentFilter{})
+		if len(ps) == 1 && ps[0].Status == paywall.PaymentSettled {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the background reconciler did not settle the payment: %+v", ps)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if ps[0].Reason != paywall.ReasonUndelivered {
+		t.Fatalf("reconciled in the background: reason %q, want %q", ps[0].Reason, paywall.ReasonUndelivered)
+	}
+	r := e.get(t, q, "X-PAYMENT", v)
+	if r.status != 200 || len(r.body["questions"].([]any)) != 10 || r.header.Get("X-PAYMENT-RESPONSE") == "" {
+		t.Fatalf("retry after background reconcile: %d %s", r.status, r.raw)
+	}
+	if r := e.get(t, q, "X-PAYMENT", v); r.status != 402 || r.body["error"] != x402.ReasonNonceUsed {
+		t.Fatalf("second retry: %d %s, want a replay refusal", r.status, r.raw)
+	}
+	ps, _ = e.store.Payments(context.Background(), paywall.PaymentFilter{})
+	if len(ps) != 1 || ps[0].Status != paywall.PaymentSettled || ps[0].Reason != "" {
+		t.Fatalf("ledger after delivery: %+v", ps)
 	}
 }

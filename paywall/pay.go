@@ -216,29 +216,38 @@ func (pr *payRoute) accept(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pr.cfg.SettleTimeout)
 	defer cancel()
 	st, err := pr.cfg.Facilitator.Settle(sctx, pay, req)
-	return pr.finish(w, r, pay, req, body, st, err)
+	return pr.finish(w, r, pay, req, body, st, err, false)
 }
 
-// finish records the outcome of a settlement attempt and answers.
-func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Payment, req x402.Requirement, body []byte, st x402.Settlement, err error) error {
+// finish records the outcome of a settlement attempt and answers. retried
+// says that the request is a retry of a payment that was pending: it may
+// run beside other retries of the same payment (or the background
+// reconciler), so the content goes only to the one that moves the ledger
+// row out of pending (or out of settled-but-undelivered).
+func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Payment, req x402.Requirement, body []byte, st x402.Settlement, err error, retried bool) error {
 	s := pr.s
 	ctx := context.WithoutCancel(r.Context())
 	payer, nonce := pr.ledgerKey(pay)
 	now := s.now().UTC()
 	switch {
+	case err == nil && !st.Pending && retried:
+		won, cerr := s.store.TransitionPayment(ctx, payer, nonce, PaymentPending, x402.ReasonSettlementPending, PaymentSettled, st.Transaction, "", now)
+		if cerr == nil && !won {
+			won, cerr = s.store.TransitionPayment(ctx, payer, nonce, PaymentSettled, ReasonUndelivered, PaymentSettled, st.Transaction, "", now)
+		}
+		if cerr != nil {
+			return cerr // nothing delivered, nothing claimed: the same retry can come again
+		}
+		if !won {
+			return pr.replayed(pay, req)
+		}
+		return pr.deliver(w, r, pay, req, st, body)
 	case err == nil && !st.Pending:
 		if uerr := s.store.UpdatePayment(ctx, payer, nonce, PaymentSettled, st.Transaction, "", now); uerr != nil {
 			// The money moved: deliver anyway, and say so in the log.
 			s.log.Error("record settled payment", "id", requestID(ctx), "tx", st.Transaction, "err", uerr)
 		}
-		s.metrics.payment("settled")
-		name, value := x402.SettlementHeader(pay.Version, st, "")
-		w.Header().Set(name, value)
-		w.Header().Set("Content-Type", "application/json; charset=utf-8")
-		w.WriteHeader(http.StatusOK)
-		w.Write(body)
-		s.log.Info("payment settled", "id", requestID(ctx), "payer", payer, "amount", req.Amount.String(), "tx", st.Transaction)
-		return nil
+		return pr.deliver(w, r, pay, req, st, body)
 	case st.Pending || x402.ReasonOf(err) == x402.ReasonSettlementPending:
 		if uerr := s.store.UpdatePayment(ctx, payer, nonce, PaymentPending, st.Transaction, x402.ReasonSettlementPending, now); uerr != nil {
 			s.log.Error("record pending payment", "id", requestID(ctx), "err", uerr)
@@ -265,9 +274,32 @@ func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 	}
 }
 
-// retry handles a payment whose (payer, nonce) is already in the ledger: a
-// pending one is reconciled (and, if it settled, delivered without a second
-// charge); anything else is a replay.
+// deliver answers a settled payment with its content.
+func (pr *payRoute) deliver(w http.ResponseWriter, r *http.Request, pay *x402.Payment, req x402.Requirement, st x402.Settlement, body []byte) error {
+	s := pr.s
+	s.metrics.payment("settled")
+	name, value := x402.SettlementHeader(pay.Version, st, "")
+	w.Header().Set(name, value)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	w.Write(body)
+	payer, _ := pr.ledgerKey(pay)
+	s.log.Info("payment settled", "id", requestID(r.Context()), "payer", payer, "amount", req.Amount.String(), "tx", st.Transaction)
+	return nil
+}
+
+// replayed refuses a payment that has been used.
+func (pr *payRoute) replayed(pay *x402.Payment, req x402.Requirement) error {
+	pr.s.metrics.payment("refused")
+	return &paymentRefused{err: &x402.Error{Reason: x402.ReasonNonceUsed, Message: "this payment authorization was already used or is being processed; sign a new payment with a fresh nonce"}, req: req, version: pay.Version}
+}
+
+// retry handles a payment whose (payer, nonce) is already in the ledger,
+// for the same resource and amount and signed by its payer: a pending one
+// is reconciled and, if it settled, delivered without a second charge; a
+// settled one that the background reconciler found settled before the
+// payer came back (ReasonUndelivered) is delivered. Each is delivered
+// once, to one request. Anything else is a replay.
 func (pr *payRoute) retry(w http.ResponseWriter, r *http.Request, pay *x402.Payment, req x402.Requirement, body []byte) error {
 	s := pr.s
 	ctx := r.Context()
@@ -276,17 +308,24 @@ func (pr *payRoute) retry(w http.ResponseWriter, r *http.Request, pay *x402.Paym
 	if err != nil && certbank.ErrorCode(err) != certbank.NotFound {
 		return err
 	}
-	if err == nil && rec.Status == PaymentPending && pr.cfg.Reconciler != nil && rec.Resource == req.Resource && rec.Amount == int64(req.Amount) {
-		if _, verr := x402.VerifyOffline(pay, req, s.now()); verr == nil || x402.ReasonOf(verr) == x402.ReasonValidBefore {
-			st, rerr := pr.cfg.Reconciler.Reconcile(ctx, payer, nonce)
-			if rerr == nil && st.Transaction == "" {
-				st.Transaction = rec.Transaction
-			}
-			return pr.finish(w, r, pay, req, body, st, rerr)
-		}
+	if err != nil || pr.cfg.Reconciler == nil || rec.Resource != req.Resource || rec.Amount != int64(req.Amount) {
+		return pr.replayed(pay, req)
 	}
-	s.metrics.payment("refused")
-	return &paymentRefused{err: &x402.Error{Reason: x402.ReasonNonceUsed, Message: "this payment authorization was already used or is being processed; sign a new payment with a fresh nonce"}, req: req, version: pay.Version}
+	if _, verr := x402.VerifyOffline(pay, req, s.now()); verr != nil && x402.ReasonOf(verr) != x402.ReasonValidBefore {
+		return pr.replayed(pay, req) // only the payer's own signed payment claims it
+	}
+	switch {
+	case rec.Status == PaymentPending:
+		st, rerr := pr.cfg.Reconciler.Reconcile(ctx, payer, nonce)
+		if rerr == nil && st.Transaction == "" {
+			st.Transaction = rec.Transaction
+		}
+		return pr.finish(w, r, pay, req, body, st, rerr, true)
+	case rec.Status == PaymentSettled && rec.Reason == ReasonUndelivered:
+		st := x402.Settlement{Transaction: rec.Transaction, Network: rec.Network, Payer: payer}
+		return pr.finish(w, r, pay, req, body, st, nil, true)
+	}
+	return pr.replayed(pay, req)
 }
 
 // writePaymentRequired renders a 402 (or another status for a refusal
@@ -352,10 +391,18 @@ func (pr *payRoute) reconcilePending(ctx context.Context) {
 			if tx == "" {
 				tx = p.Transaction
 			}
-			s.store.UpdatePayment(ctx, p.Payer, p.Nonce, PaymentSettled, tx, "", s.now().UTC())
-			s.log.Info("pending payment settled", "payer", p.Payer, "tx", tx)
+			// Settled, but the payer has not had the content: the
+			// payer's retry gets it (see retry), unless a retry running
+			// now has already moved the row.
+			if _, err := s.store.TransitionPayment(ctx, p.Payer, p.Nonce, PaymentPending, p.Reason, PaymentSettled, tx, ReasonUndelivered, s.now().UTC()); err != nil {
+				s.log.Warn("record reconciled payment", "payer", p.Payer, "tx", tx, "err", err)
+				continue
+			}
+			s.log.Info("pending payment settled; its content waits for the payer's retry", "payer", p.Payer, "tx", tx)
 		case x402.ReasonOf(err) == x402.ReasonTransactionFailed:
-			s.store.UpdatePayment(ctx, p.Payer, p.Nonce, PaymentFailed, p.Transaction, x402.ReasonTransactionFailed, s.now().UTC())
+			if _, err := s.store.TransitionPayment(ctx, p.Payer, p.Nonce, PaymentPending, p.Reason, PaymentFailed, p.Transaction, x402.ReasonTransactionFailed, s.now().UTC()); err != nil {
+				s.log.Warn("record reconciled payment", "payer", p.Payer, "err", err)
+			}
 		}
 	}
 }

@@ -129,6 +129,12 @@ const (
 	PaymentFailed   = "failed"   // settlement reverted or was refused; nothing sent
 )
 
+// ReasonUndelivered marks a settled payment whose content has not been
+// sent yet: its settlement was pending when the payer was answered, and
+// was found settled by the background reconciler. The payer's retry with
+// the same payment gets the content, once.
+const ReasonUndelivered = "undelivered"
+
 // Payment is one row of the payments ledger, keyed by (Payer, Nonce).
 type Payment struct {
 	Payer       string // lowercase 0x address
@@ -159,6 +165,12 @@ type PaymentStore interface {
 	// UpdatePayment sets the status, transaction and reason of (payer,
 	// nonce). NotFound if there is no such payment.
 	UpdatePayment(ctx context.Context, payer, nonce, status, tx, reason string, at time.Time) error
+	// TransitionPayment is UpdatePayment on a condition: it changes
+	// (payer, nonce) only if its status is from and its reason fromReason,
+	// and reports whether it did. Of any number of concurrent transitions
+	// out of one state, in any instance, exactly one succeeds. It fails
+	// with Invalid for an unknown status or a zero time.
+	TransitionPayment(ctx context.Context, payer, nonce, from, fromReason, status, tx, reason string, at time.Time) (bool, error)
 	// ReleasePayment deletes a reservation that never reached the chain
 	// (verification failed), so a corrected retry may use the nonce. It
 	// deletes only rows in status reserved.

@@ -77,6 +77,25 @@ func (db *DB) UpdatePayment(ctx context.Context, payer, nonce, status, tx, reaso
 	return db.updatedOne(tag, err, "update payment", "payment not found")
 }
 
+// TransitionPayment changes (payer, nonce) to status, tx and reason if it
+// is in status from with reason fromReason, and reports whether it was.
+// The UPDATE locks the row, and a concurrent one re-checks its condition
+// on the committed row, so only one transition out of a state succeeds.
+func (db *DB) TransitionPayment(ctx context.Context, payer, nonce, from, fromReason, status, tx, reason string, at time.Time) (bool, error) {
+	if !validStatus(status) || !validStatus(from) {
+		return false, certbank.Errorf(certbank.Invalid, "unknown payment status %q or %q", from, status)
+	}
+	if at.IsZero() {
+		return false, certbank.Errorf(certbank.Invalid, "a payment update needs a time")
+	}
+	tag, err := db.pool.Exec(ctx, `UPDATE payments SET status = $1, tx = $2, reason = $3, updated_at = $4
+		WHERE payer = $5 AND nonce = $6 AND status = $7 AND reason = $8`, status, tx, reason, timestamptz(at), payer, nonce, from, fromReason)
+	if err != nil {
+		return false, db.fail("transition payment", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // ReleasePayment deletes the reservation (payer, nonce) if it is still in
 // status reserved; otherwise, or if there is none, it does nothing.
 func (db *DB) ReleasePayment(ctx context.Context, payer, nonce string) error {

@@ -75,6 +75,27 @@ func (db *DB) UpdatePayment(ctx context.Context, payer, nonce, status, tx, reaso
 	return db.updatedOne(res, err, "update payment", "payment not found")
 }
 
+// TransitionPayment changes (payer, nonce) to status, tx and reason if it
+// is in status from with reason fromReason, and reports whether it was.
+func (db *DB) TransitionPayment(ctx context.Context, payer, nonce, from, fromReason, status, tx, reason string, at time.Time) (bool, error) {
+	if !validStatus(status) || !validStatus(from) {
+		return false, certbank.Errorf(certbank.Invalid, "unknown payment status %q or %q", from, status)
+	}
+	if at.IsZero() {
+		return false, certbank.Errorf(certbank.Invalid, "a payment update needs a time")
+	}
+	res, err := db.write.ExecContext(ctx, `UPDATE payments SET status = ?, tx = ?, reason = ?, updated_at = ?
+		WHERE payer = ? AND nonce = ? AND status = ? AND reason = ?`, status, tx, reason, micros(at), payer, nonce, from, fromReason)
+	if err != nil {
+		return false, db.fail("transition payment", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return false, db.fail("transition payment", err)
+	}
+	return n == 1, nil
+}
+
 // ReleasePayment deletes the reservation (payer, nonce) if it is still in
 // status reserved; otherwise, or if there is none, it does nothing.
 func (db *DB) ReleasePayment(ctx context.Context, payer, nonce string) error {

@@ -255,3 +255,90 @@ func testPaymentList(t *testing.T, s paywall.Store) {
 		t.Fatalf("Payments[0]: %s", d)
 	}
 }
+
+func testPaymentTransition(t *testing.T, s paywall.Store) {
+	ctx := t.Context()
+	p := newPayment(1)
+	must(t, "ReservePayment", s.ReservePayment(ctx, p))
+	must(t, "UpdatePayment(pending)", s.UpdatePayment(ctx, p.Payer, p.Nonce, paywall.PaymentPending, "0xabc", "settlement_pending", at(time.Minute)))
+
+	for _, tc := range []struct{ from, reason string }{
+		{paywall.PaymentReserved, ""},                  // wrong status
+		{paywall.PaymentPending, ""},                   // wrong reason
+		{paywall.PaymentPending, "something else"},     // wrong reason
+		{paywall.PaymentSettled, "settlement_pending"}, // wrong status
+	} {
+		ok, err := s.TransitionPayment(ctx, p.Payer, p.Nonce, tc.from, tc.reason, paywall.PaymentSettled, "0xabc", "", at(2*time.Minute))
+		must(t, "TransitionPayment", err)
+		if ok {
+			t.Fatalf("TransitionPayment from (%s, %q) succeeded on a payment in (pending, settlement_pending)", tc.from, tc.reason)
+		}
+	}
+	got, err := s.PaymentByNonce(ctx, p.Payer, p.Nonce)
+	must(t, "PaymentByNonce", err)
+	if got.Status != paywall.PaymentPending || got.Reason != "settlement_pending" {
+		t.Fatalf("refused transitions changed the payment: %+v", got)
+	}
+
+	ok, err := s.TransitionPayment(ctx, p.Payer, p.Nonce, paywall.PaymentPending, "settlement_pending", paywall.PaymentSettled, "0xdef", paywall.ReasonUndelivered, at(3*time.Minute))
+	must(t, "TransitionPayment", err)
+	if !ok {
+		t.Fatal("TransitionPayment from the payment's own state failed")
+	}
+	want := p
+	want.Status, want.Transaction, want.Reason, want.UpdatedAt = paywall.PaymentSettled, "0xdef", paywall.ReasonUndelivered, at(3*time.Minute)
+	got, err = s.PaymentByNonce(ctx, p.Payer, p.Nonce)
+	must(t, "PaymentByNonce", err)
+	if d := paymentDiff(got, want); d != "" {
+		t.Fatalf("after TransitionPayment: %s", d)
+	}
+	// The same transition again finds the payment moved.
+	ok, err = s.TransitionPayment(ctx, p.Payer, p.Nonce, paywall.PaymentPending, "settlement_pending", paywall.PaymentSettled, "0xdef", "", at(4*time.Minute))
+	must(t, "TransitionPayment", err)
+	if ok {
+		t.Fatal("a second transition out of the same state succeeded")
+	}
+	// Unknown payments and bad input.
+	unknown := newPayment(9)
+	if ok, err := s.TransitionPayment(ctx, unknown.Payer, unknown.Nonce, paywall.PaymentPending, "", paywall.PaymentSettled, "", "", at(0)); ok || err != nil {
+		t.Fatalf("TransitionPayment of an unknown payment = %v, %v; want false, nil", ok, err)
+	}
+	_, err = s.TransitionPayment(ctx, p.Payer, p.Nonce, paywall.PaymentSettled, paywall.ReasonUndelivered, "delivered", "", "", at(0))
+	wantKind(t, "TransitionPayment(unknown status)", err, certbank.Invalid)
+	_, err = s.TransitionPayment(ctx, p.Payer, p.Nonce, paywall.PaymentSettled, paywall.ReasonUndelivered, paywall.PaymentSettled, "", "", time.Time{})
+	wantKind(t, "TransitionPayment(zero time)", err, certbank.Invalid)
+}
+
+// transitionOnce runs 20 concurrent transitions of one payment out of the
+// same state over stores (instances of one database) and checks that
+// exactly one succeeds.
+func transitionOnce(t *testing.T, stores []paywall.Store) {
+	ctx := t.Context()
+	p := newPayment(5)
+	must(t, "ReservePayment", stores[0].ReservePayment(ctx, p))
+	must(t, "UpdatePayment", stores[0].UpdatePayment(ctx, p.Payer, p.Nonce, paywall.PaymentSettled, "0x1", paywall.ReasonUndelivered, at(time.Minute)))
+	const n = 20
+	var wg sync.WaitGroup
+	won := make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			won[i], errs[i] = stores[i%len(stores)].TransitionPayment(ctx, p.Payer, p.Nonce, paywall.PaymentSettled, paywall.ReasonUndelivered, paywall.PaymentSettled, "0x1", "", at(2*time.Minute))
+		})
+	}
+	wg.Wait()
+	wins := 0
+	for i := range n {
+		must(t, "TransitionPayment", errs[i])
+		if won[i] {
+			wins++
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d of %d concurrent transitions out of one state succeeded, want 1", wins, n)
+	}
+}
+
+func testPaymentTransitionConcurrent(t *testing.T, s paywall.Store) {
+	transitionOnce(t, []paywall.Store{s})
+}

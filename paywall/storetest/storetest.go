@@ -59,6 +59,8 @@ func Run(t *testing.T, open func(t *testing.T) paywall.Store) {
 			{"ReserveConcurrent", testPaymentReserveConcurrent},
 			{"InvalidInput", testPaymentInvalidInput},
 			{"Update", testPaymentUpdate},
+			{"Transition", testPaymentTransition},
+			{"TransitionConcurrent", testPaymentTransitionConcurrent},
 			{"Release", testPaymentRelease},
 			{"GetNotFound", testPaymentGetNotFound},
 			{"ListFilters", testPaymentList},
@@ -88,6 +90,7 @@ func RunMultiInstance(t *testing.T, open func(t *testing.T) (paywall.Store, payw
 		{"UsageNoLostUpdate", testMultiUsageNoLostUpdate},
 		{"SeenBaseShared", testMultiSeenBase},
 		{"ReserveOnce", testMultiReserveOnce},
+		{"TransitionOnce", func(t *testing.T, a, b paywall.Store) { transitionOnce(t, []paywall.Store{a, b}) }},
 		{"HitShared", testMultiHitShared},
 	}
 	for _, tt := range tests {
