@@ -117,7 +117,10 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	if path != ":memory:" {
 		// Readers connect lazily, after Migrate below has switched the
 		// file to WAL on the write connection; they never change the mode.
-		db.read, err = sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)")
+		// Readers look keys up and read usage reports: a small page
+		// cache each (256 KiB, not SQLite's 2 MB) keeps them off the
+		// service's memory.
+		db.read, err = sql.Open("sqlite", path+"?"+pragmas+"&_pragma=query_only(1)&_pragma=cache_size(-256)")
 		if err != nil {
 			write.Close()
 			return nil, fmt.Errorf("sqlite: open %s for reading: %w", path, err)
