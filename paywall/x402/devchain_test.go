@@ -330,3 +330,37 @@ func TestDevChainWaitsForSends(t *testing.T) {
 	}
 	d.forget(unsent)
 }
+
+// TestRelayerKeptGas: after a first estimate, a settlement reuses the kept
+// gas limit; a kept limit too low for the call (here forced) makes the
+// relayer estimate again instead of failing the settlement.
+func TestRelayerKeptGas(t *testing.T) {
+	d := newDevChain(t, DevChainConfig{})
+	ctx := context.Background()
+	req := testRequirement()
+	local := NewLocal(d)
+	_, key := DevWallet(0)
+	settle := func() {
+		t.Helper()
+		if _, err := local.Settle(ctx, makePayment(t, 1, req, key, nil), req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settle()
+	r := d.relayer
+	sel := [4]byte(r.token.packTransfer(makePayment(t, 1, req, key, nil).Authorization.parsed(), make([]byte, 65))[:4])
+	r.quoteMu.Lock()
+	kept := r.gasLimit[sel]
+	r.gasLimit[sel] = 30_000 // far below what transferWithAuthorization needs
+	r.quoteMu.Unlock()
+	if kept < 50_000 {
+		t.Fatalf("kept gas limit after the first settlement = %d, want an estimate with its margin", kept)
+	}
+	settle()
+	r.quoteMu.Lock()
+	again := r.gasLimit[sel]
+	r.quoteMu.Unlock()
+	if again < 50_000 {
+		t.Fatalf("kept gas limit after a too-low one = %d, want a fresh estimate", again)
+	}
+}

@@ -370,14 +370,18 @@ func (r *relayer) gasFor(ctx context.Context, data []byte) (uint64, error) {
 	r.quoteMu.Unlock()
 	msg := ethereum.CallMsg{From: r.address, To: &r.asset, Data: data}
 	if gas > 0 {
-		msg.Gas = gas
-		if _, err := r.eth.CallContract(ctx, msg, nil); err != nil {
-			if rev, ok := asRevert(err); ok {
-				return 0, rev
-			}
-			return 0, fmt.Errorf("simulate: %w", err)
+		sim := msg
+		sim.Gas = gas
+		_, err := r.eth.CallContract(ctx, sim, nil)
+		if err == nil {
+			return gas, nil
 		}
-		return gas, nil
+		if rev, ok := asRevert(err); ok {
+			return 0, rev
+		}
+		// Not a revert (out of gas under the kept limit, or a node
+		// error): estimate afresh.
+		r.forgetGas()
 	}
 	est, err := r.eth.EstimateGas(ctx, msg)
 	if err != nil {
