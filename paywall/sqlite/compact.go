@@ -114,9 +114,13 @@ func (db *DB) compact(ctx context.Context, maxKeys int, minAge time.Duration) (m
 	}
 	// Log rows before the oldest record still unstored hold nothing
 	// unstored.
+	written := make(map[string]bool, len(due))
+	for _, id := range due {
+		written[id] = true
+	}
 	keep := c.lastLog + 1
 	for id, d := range c.dirty {
-		if !slices.Contains(due, id) {
+		if !written[id] {
 			keep = min(keep, d.firstLog)
 		}
 	}
