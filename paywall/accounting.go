@@ -34,34 +34,14 @@ func (s seenSet) has(h uint64) bool {
 	return lo < s.len() && binary.BigEndian.Uint64(s[lo*8:]) == h
 }
 
-// with returns the set with hs added (hs need not be sorted or new). It
-// never changes s in place: it returns s itself when nothing is new, or a
-// new set.
-func (s seenSet) with(hs []uint64) seenSet {
-	var addBuf [16]uint64
-	add := addBuf[:0]
+// seenSetOf returns the set of hs (in any order, repeats allowed).
+func seenSetOf(hs []uint64) seenSet {
+	hs = slices.Compact(slices.Sorted(slices.Values(hs)))
+	out := make(seenSet, 0, 8*len(hs))
 	for _, h := range hs {
-		if !s.has(h) {
-			add = append(add, h)
-		}
-	}
-	if len(add) == 0 {
-		return s
-	}
-	slices.Sort(add)
-	add = slices.Compact(add)
-	// Copy the runs of s between the new hashes in bulk: a handful of
-	// binary searches and copies instead of a pass over every entry.
-	out := make(seenSet, 0, len(s)+8*len(add))
-	prev := 0
-	for _, h := range add {
-		n := s.len()
-		i := sort.Search(n, func(i int) bool { return s.at(i) >= h })
-		out = append(out, s[prev*8:i*8]...)
 		out = binary.BigEndian.AppendUint64(out, h)
-		prev = i
 	}
-	return append(out, s[prev*8:]...)
+	return out
 }
 
 // merge returns the union of two disjoint sets as a new set.
@@ -130,12 +110,11 @@ func (s seen) add(hs []uint64) (out seen, folded bool) {
 	}
 	out = seen{base: s.base, recent: recent}
 	if out.recent.len() > recentLimit(out.base.len()) {
-		sorted := make([]uint64, out.recent.len())
-		for i := range sorted {
-			sorted[i] = out.recent.at(i)
+		hs := make([]uint64, out.recent.len())
+		for i := range hs {
+			hs[i] = out.recent.at(i)
 		}
-		slices.Sort(sorted)
-		return seen{base: out.base.merge(seenSet(nil).with(sorted))}, true
+		return seen{base: out.base.merge(seenSetOf(hs))}, true
 	}
 	return out, false
 }

@@ -102,7 +102,7 @@ func TestSeenAddKeepsTheWholeSet(t *testing.T) {
 }
 
 func TestSeenMerge(t *testing.T) {
-	mk := func(hs ...uint64) seenSet { return seenSet(nil).with(hs) }
+	mk := func(hs ...uint64) seenSet { return seenSetOf(hs) }
 	for _, tc := range []struct{ a, b, want seenSet }{
 		{mk(), mk(), mk()},
 		{mk(1, 5, 9), mk(), mk(1, 5, 9)},
@@ -113,5 +113,21 @@ func TestSeenMerge(t *testing.T) {
 		if got := tc.a.merge(tc.b); !slices.Equal(got, tc.want) {
 			t.Errorf("merge(%x, %x) = %x, want %x", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+func TestSeenSetOf(t *testing.T) {
+	got := seenSetOf([]uint64{5, 1, 5, 1 << 63, 3})
+	want := []uint64{1, 3, 5, 1 << 63}
+	if got.len() != len(want) {
+		t.Fatalf("seenSetOf: %d entries, want %d", got.len(), len(want))
+	}
+	for i, h := range want {
+		if got.at(i) != h || !got.has(h) {
+			t.Fatalf("seenSetOf: entry %d = %x, want %x (sorted, without repeats)", i, got.at(i), h)
+		}
+	}
+	if got.has(2) || got.has(6) || seenSetOf(nil).has(0) {
+		t.Fatal("has reports an entry that is not in the set")
 	}
 }
