@@ -36,16 +36,12 @@ type row struct {
 }
 
 func bench(ctx context.Context, o options) error {
-	bin := mustAbs(o.bin)
-	work, cleanup, err := workDir(o)
+	site, cleanup, err := prepareSite(o)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	_, public, bankFile, err := buildBank(bin, o, work)
-	if err != nil {
-		return err
-	}
+	bin, work, public, bankFile := site.bin, site.work, site.public, site.bankFile
 
 	keys := make([]string, o.keys)
 	recs := make([]paywall.Key, o.keys)
@@ -357,43 +353,46 @@ func withSearchPath(dsn, schema string) (string, error) {
 	return u.String(), nil
 }
 
-// workDir returns the work directory of o (a temporary one unless -work)
-// and a function that removes it unless -keep.
-func workDir(o options) (string, func(), error) {
-	if o.work != "" {
-		return mustAbs(o.work), func() {}, nil
-	}
-	work, err := os.MkdirTemp("", "certbank-bench-")
-	if err != nil {
-		return "", nil, err
-	}
-	if o.keep {
-		return work, func() {}, nil
-	}
-	return work, func() { os.RemoveAll(work) }, nil
-}
+// benchSite is what a benchmark serves: the certbank binary, the work
+// directory, and the synthetic site built into it.
+type benchSite struct{ bin, work, public, bankFile string }
 
-// buildBank writes the synthetic content into work and builds it, unless a
-// build is there already.
-func buildBank(bin string, o options, work string) (content, public, bankFile string, err error) {
-	if _, err := os.Stat(bin); err != nil {
-		return "", "", "", fmt.Errorf("no certbank binary at %s (make build): %w", bin, err)
+// prepareSite finds the binary, makes the work directory (a temporary one
+// unless -work; cleanup removes it unless -keep) and writes and builds the
+// synthetic content there, unless a build is there already.
+func prepareSite(o options) (site benchSite, cleanup func(), err error) {
+	site.bin = mustAbs(o.bin)
+	if _, err := os.Stat(site.bin); err != nil {
+		return site, nil, fmt.Errorf("no certbank binary at %s (make build): %w", site.bin, err)
 	}
-	content, public, bankFile = filepath.Join(work, "content"), filepath.Join(work, "public"), filepath.Join(work, "bank.json")
-	if _, err := os.Stat(bankFile); err == nil {
-		return content, public, bankFile, nil
+	cleanup = func() {}
+	if o.work != "" {
+		site.work = mustAbs(o.work)
+	} else {
+		if site.work, err = os.MkdirTemp("", "certbank-bench-"); err != nil {
+			return site, nil, err
+		}
+		if !o.keep {
+			cleanup = func() { os.RemoveAll(site.work) }
+		}
 	}
+	content := filepath.Join(site.work, "content")
+	site.public, site.bankFile = filepath.Join(site.work, "public"), filepath.Join(site.work, "bank.json")
+	if _, err := os.Stat(site.bankFile); err == nil {
+		return site, cleanup, nil
+	}
+	fail := func(err error) (benchSite, func(), error) { cleanup(); return site, nil, err }
 	t0 := time.Now()
 	if err := synth.Write(content, o.certs, o.perCert, 1); err != nil {
-		return "", "", "", fmt.Errorf("synthetic content: %w", err)
+		return fail(fmt.Errorf("synthetic content: %w", err))
 	}
 	if err := raiseEnterpriseRate(filepath.Join(content, "site.yaml")); err != nil {
-		return "", "", "", err
+		return fail(err)
 	}
-	out, err := exec.Command(bin, "build", "--content", content, "--out", public, "--bank", bankFile).CombinedOutput()
+	out, err := exec.Command(site.bin, "build", "--content", content, "--out", site.public, "--bank", site.bankFile).CombinedOutput()
 	if err != nil {
-		return "", "", "", fmt.Errorf("certbank build: %v\n%s", err, out)
+		return fail(fmt.Errorf("certbank build: %v\n%s", err, out))
 	}
 	fmt.Printf("# synthetic bank: %d × %d questions, written and built in %s: %s", o.certs, o.perCert, time.Since(t0).Round(time.Millisecond), out)
-	return content, public, bankFile, nil
+	return site, cleanup, nil
 }

@@ -24,17 +24,12 @@ import (
 // sending to the last byte of the 200. It prints a line per second (so a
 // run shows where the chain's clock lead runs out) and the whole run.
 func payBench(ctx context.Context, o options) error {
-	bin := mustAbs(o.bin)
-	work, cleanup, err := workDir(o)
+	site, cleanup, err := prepareSite(o)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	_, public, bankFile, err := buildBank(bin, o, work)
-	if err != nil {
-		return err
-	}
-	f, err := os.Open(bankFile)
+	f, err := os.Open(site.bankFile)
 	if err != nil {
 		return err
 	}
@@ -44,7 +39,7 @@ func payBench(ctx context.Context, o options) error {
 		return err
 	}
 	wallets := 20
-	srv, err := startServer(bin, "--public", public, "--bank", bankFile, "--database", "sqlite:"+filepath.Join(work, "pay.db"),
+	srv, err := startServer(site.bin, "--public", site.public, "--bank", site.bankFile, "--database", "sqlite:"+filepath.Join(site.work, "pay.db"),
 		"--dev-wallets", strconv.Itoa(wallets))
 	if err != nil {
 		return err
@@ -99,7 +94,6 @@ func payBench(ctx context.Context, o options) error {
 		})
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
 	_, _, cpu1 := procStats(srv.cmd.Process.Pid)
 
 	pct := func(ls []time.Duration, p int) string {
@@ -135,13 +129,12 @@ func payBench(ctx context.Context, o options) error {
 	fmt.Printf("paid requests: %d sent in the measured %s (%.0f/s offered), %d × 200 (%.0f/s), statuses %v; p50 %s p90 %s p99 %s max %s; server CPU %.2f ms per paid request (whole run)\n",
 		measured, o.duration, o.payRate, statuses[http.StatusOK], float64(statuses[http.StatusOK])/o.duration.Seconds(), statuses,
 		pct(all, 50), pct(all, 90), pct(all, 99), pct(all, 100), float64((cpu1-cpu0).Microseconds())/1000/float64(total))
-	_ = elapsed
 	return nil
 }
 
 // requirementOf reads the version 1 requirement of url's 402.
 func requirementOf(url string) (x402.Requirement, error) {
-	res, err := http.Get(url)
+	res, err := (&http.Client{Timeout: 10 * time.Second}).Get(url)
 	if err != nil {
 		return x402.Requirement{}, err
 	}
