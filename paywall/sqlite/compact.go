@@ -28,29 +28,18 @@ const (
 // are never reused as long as the largest one stays (see schema 3).
 const trimLogSQL = `DELETE FROM usage_log WHERE id <= ?1 AND id < (SELECT max(id) FROM usage_log)`
 
-// compactor runs compactions until Close.
-func (db *DB) compactor() {
-	defer db.background.Done()
-	t := time.NewTicker(compactEvery)
-	defer t.Stop()
+// compactOnce runs compactions until no more keys are due or Close begins;
+// a failed compaction is retried on the next tick.
+func (db *DB) compactOnce(ctx context.Context) {
 	for {
+		more, err := db.compact(ctx, compactKeys, compactAge)
+		if err != nil || !more {
+			return
+		}
 		select {
 		case <-db.stop:
 			return
-		case <-t.C:
-		}
-		for {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			more, err := db.compact(ctx, compactKeys, compactAge)
-			cancel()
-			if err != nil || !more {
-				break // a failed compaction is retried on the next tick
-			}
-			select {
-			case <-db.stop:
-				return
-			default:
-			}
+		default:
 		}
 	}
 }

@@ -29,9 +29,12 @@ func TestPragmas(t *testing.T) {
 			t.Errorf("write connection: %s = %s, want %s", tc.pragma, got, tc.want)
 		}
 	}
-	var queryOnly string
+	var queryOnly, cacheSize string
 	if err := db.read.QueryRowContext(t.Context(), "PRAGMA query_only").Scan(&queryOnly); err != nil || queryOnly != "1" {
 		t.Errorf("read connection: query_only = %q, %v; want 1", queryOnly, err)
+	}
+	if err := db.read.QueryRowContext(t.Context(), "PRAGMA cache_size").Scan(&cacheSize); err != nil || cacheSize != "-256" {
+		t.Errorf("read connection: cache_size = %q, %v; want -256 (256 KiB)", cacheSize, err)
 	}
 }
 

@@ -88,8 +88,8 @@ type DB struct {
 	closed   atomic.Bool
 	prunedAt atomic.Int64 // window (unix µs) of the last pruning of counters
 
-	// The checkpointer and the compactor (see checkpoints and compactor),
-	// and how to stop them.
+	// The checkpointer and the compactor (see checkpoint and compactOnce,
+	// run by every), and how to stop them.
 	stop       chan struct{}
 	background sync.WaitGroup
 }
@@ -137,11 +137,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
 	}
 	db.stop = make(chan struct{})
-	db.background.Add(1)
-	go db.compactor()
+	db.every(compactEvery, db.compactOnce)
 	if db.read != db.write {
-		db.background.Add(1)
-		go db.checkpoints()
+		db.every(checkpointEvery, db.checkpoint)
 	}
 	return db, nil
 }
@@ -150,26 +148,35 @@ func Open(ctx context.Context, path string) (*DB, error) {
 // database file.
 const checkpointEvery = 200 * time.Millisecond
 
-// checkpoints runs PASSIVE checkpoints on a read connection (query_only
-// does not prevent checkpoints) until Close. So the writer, which would
-// otherwise checkpoint (and fsync) inside a usage transaction whenever the
-// WAL passes wal_autocheckpoint, keeps committing while the WAL is copied;
-// the write connection's own automatic checkpoint, at 8,000 pages, is only
-// a backstop. A failed checkpoint is retried on the next tick.
-func (db *DB) checkpoints() {
-	defer db.background.Done()
-	t := time.NewTicker(checkpointEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-db.stop:
-			return
-		case <-t.C:
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			_, _ = db.read.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
-			cancel()
+// every runs fn in the background every d until Close, each time with a
+// context that ends after 10 s.
+func (db *DB) every(d time.Duration, fn func(context.Context)) {
+	db.background.Add(1)
+	go func() {
+		defer db.background.Done()
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-db.stop:
+				return
+			case <-t.C:
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				fn(ctx)
+				cancel()
+			}
 		}
-	}
+	}()
+}
+
+// checkpoint runs a PASSIVE checkpoint on a read connection (query_only
+// does not prevent checkpoints). So the writer, which would otherwise
+// checkpoint (and fsync) inside a usage transaction whenever the WAL passes
+// wal_autocheckpoint, keeps committing while the WAL is copied; the write
+// connection's own automatic checkpoint, at 8,000 pages, is only a
+// backstop. A failed checkpoint is retried on the next tick.
+func (db *DB) checkpoint(ctx context.Context) {
+	_, _ = db.read.ExecContext(ctx, `PRAGMA wal_checkpoint(PASSIVE)`)
 }
 
 // prepare prepares the statements of the hot paths.

@@ -226,3 +226,52 @@ func TestUsageLog(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCompactionRunsByItself: without any call, the background compactor
+// writes a key's rows and trims the log: first by folding the log (a fresh
+// connection's cache does not account for it), then, for later records,
+// from the cache once they are compactAge old.
+func TestCompactionRunsByItself(t *testing.T) {
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "certbank.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for round := 1; round <= 2; round++ {
+		first := time.Now() // no record of this round is older
+		for range 3 {
+			err := db.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+				us, err := tx.Load(ctx, []string{"key_bg"}, "2026-03")
+				if err != nil {
+					return err
+				}
+				us["key_bg"].MonthRequests++
+				return tx.Save(ctx, []*paywall.Usage{us["key_bg"]})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		written := time.Now()
+		deadline := written.Add(compactAge + 20*compactEvery)
+		for {
+			var rows, stored int
+			if err := db.read.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM usage_log),
+				coalesce((SELECT requests FROM usage_monthly WHERE key_id = 'key_bg' AND month = '2026-03'), 0)`).Scan(&rows, &stored); err != nil {
+				t.Fatal(err)
+			}
+			if rows == 1 && stored == 3*round {
+				if round == 2 && time.Since(first) < compactAge {
+					t.Fatalf("round 2 compacted after %s, before its records were %s old", time.Since(first), compactAge)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("round %d, after %s: %d log rows and %d stored requests; want the compactor to have left 1 and %d",
+					round, time.Since(written), rows, stored, 3*round)
+			}
+			time.Sleep(compactEvery / 2)
+		}
+	}
+}
