@@ -91,6 +91,15 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+func TestServeRefusesBadMemoryLimit(t *testing.T) {
+	for _, v := range []string{"lots", "16MiB", "-1GiB"} {
+		r := cli(t, nil, "serve", "--memory-limit", v)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--memory-limit \""+v+"\"") || !strings.Contains(r.stderr, "auto") {
+			t.Errorf("serve --memory-limit %s: exit %d, want %d naming the value and the choices\n%s", v, r.code, exitUsage, r.stderr)
+		}
+	}
+}
+
 func TestChecksFailWithExit3(t *testing.T) {
 	content := copyContent(t)
 	// The fixture has a handful of questions per certification, so the
