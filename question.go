@@ -70,6 +70,63 @@ func (o Options) Get(l Letter) string {
 	return ""
 }
 
+// Level is the cognitive level a question asks for.
+type Level string
+
+// The cognitive levels, in ascending order.
+const (
+	Recall  Level = "recall"  // remember a fact, a term, a definition
+	Apply   Level = "apply"   // use a concept in a given situation: choose an action, a tool, a setting
+	Analyse Level = "analyse" // weigh constraints, diagnose, compare designs, order steps
+)
+
+// Levels lists every cognitive level in ascending order.
+var Levels = []Level{Recall, Apply, Analyse}
+
+// ParseLevel returns the level named s, or an Invalid error that lists the
+// allowed values ("analyze" is accepted for "analyse").
+func ParseLevel(s string) (Level, error) {
+	switch l := Level(strings.ToLower(strings.TrimSpace(s))); l {
+	case Recall, Apply, Analyse:
+		return l, nil
+	case "analyze":
+		return Analyse, nil
+	}
+	return "", Errorf(Invalid, "level %q is not one of recall, apply, analyse", s)
+}
+
+// Rank returns the position of d among Difficulties (0 for easy), or -1.
+func (d Difficulty) Rank() int {
+	switch d {
+	case Easy:
+		return 0
+	case Medium:
+		return 1
+	case Hard:
+		return 2
+	}
+	return -1
+}
+
+// Calibration is one blind rating of a question's difficulty and cognitive
+// level by a rater who saw the item and the exam but not its label.
+type Calibration struct {
+	Rater      string     `json:"rater,omitempty"`
+	Difficulty Difficulty `json:"difficulty,omitempty"`
+	Level      Level      `json:"level,omitempty"`
+	Date       string     `json:"date,omitempty"` // YYYY-MM-DD
+}
+
+// Miscalibrated reports whether the rating contradicts label: they differ
+// by two levels, or by one level when the label is hard.
+func (c Calibration) Miscalibrated(label Difficulty) bool {
+	d := label.Rank() - c.Difficulty.Rank()
+	if d < 0 {
+		d = -d
+	}
+	return d >= 2 || d == 1 && label == Hard
+}
+
 // Verification is one solver's blind answer to a question.
 type Verification struct {
 	Solver string `json:"solver,omitempty"` // who answered, honestly described (a person, a model, a program)
@@ -85,6 +142,8 @@ type Question struct {
 	ID            string         `json:"id,omitempty"`
 	Certification string         `json:"certification,omitempty"` // slug
 	Domain        string         `json:"domain,omitempty"`
+	Objective     string         `json:"objective,omitempty"` // code of one of the domain's objectives
+	Tests         string         `json:"tests,omitempty"`     // the fact or skill the question checks, one line
 	Difficulty    Difficulty     `json:"difficulty,omitempty"`
 	Stem          string         `json:"stem,omitempty"`
 	Options       Options        `json:"options,omitempty"`
@@ -92,6 +151,7 @@ type Question struct {
 	Explanation   string         `json:"explanation,omitempty"`
 	References    []string       `json:"references,omitempty"`
 	Verifications []Verification `json:"verifications,omitempty"`
+	Calibrations  []Calibration  `json:"calibrations,omitempty"`
 }
 
 // QualityPolicy decides which questions are published to the paid and keyed

@@ -15,6 +15,7 @@ type Site struct {
 	QualityMethod        string        `json:"quality_method,omitempty"` // how answers are verified, for the catalog
 	QualityFormat        string        `json:"quality_format,omitempty"` // the question format, for the catalog
 	FreeSampleSize       int           `json:"free_sample_size,omitempty"`
+	TargetQuestions      int           `json:"target_questions,omitempty"` // questions each certification aims at (default 500)
 	Pricing              Pricing       `json:"pricing,omitempty"`
 	Tiers                []Tier        `json:"tiers,omitempty"`
 	Payment              Payment       `json:"payment,omitempty"`

@@ -19,13 +19,16 @@ func (f Finding) String() string { return f.Problem.String() + " [" + f.Rule + "
 
 // Lint bounds.
 const (
-	minStem, maxStem       = 40, 600
-	minOption, maxOption   = 1, 200
-	minExplanation         = 200
-	maxKeyLongestShare     = 0.30
-	minLetterShare         = 0.15
-	maxLetterShare         = 0.35
-	nearDuplicateThreshold = 0.85
+	minStem, maxStem     = 40, 600
+	minOption, maxOption = 1, 200
+	minExplanation       = 200
+	maxKeyLongestShare   = 0.30
+	minLetterShare       = 0.15
+	maxLetterShare       = 0.35
+	// From this many questions on, each letter is the key of 20–30 %.
+	balancedBankSize                         = 200
+	minLetterShareLarge, maxLetterShareLarge = 0.20, 0.30
+	nearDuplicateThreshold                   = 0.85
 )
 
 var (
@@ -65,6 +68,9 @@ func Lint(c *Content) []Finding {
 				src.File = strings.TrimSuffix(c.Sources[i].File, c.Sources[i].File[strings.Index(c.Sources[i].File, "/questions/"):]) + "/certification.yaml"
 				break
 			}
+		}
+		if msg := lintCurrency(&c.Site, &cert); msg != "" {
+			add("exam-retired", src, "%s", msg)
 		}
 		if len(idx) == 0 {
 			continue
@@ -145,6 +151,8 @@ func lintQuestion(q *certbank.Question, cert *certbank.Certification, add func(r
 			add("explanation-contradicts-key", "explanation calls option %s correct but the answer is %s", l, q.Answer)
 		}
 	}
+	lintCues(q, add)
+	lintCalibration(q, add)
 	if cert != nil && neutralProviders[cert.Provider] {
 		for _, t := range append([]string{stem, ex}, q.Options[:]...) {
 			if m := vendorRE.FindString(t); m != "" {
@@ -204,11 +212,24 @@ func lintCertification(c *Content, cert certbank.Certification, idx []int, add f
 	if share := float64(longest) / float64(n); share > maxKeyLongestShare {
 		add("key-longest", Source{}, "the answer is the longest option in %d of %d questions (%.0f%%); keep it under %.0f%% by lengthening distractors", longest, n, share*100, maxKeyLongestShare*100)
 	}
+	lo, hi := minLetterShare, maxLetterShare
+	if n >= balancedBankSize {
+		lo, hi = minLetterShareLarge, maxLetterShareLarge
+	}
 	for _, l := range certbank.Letters {
-		if share := float64(keys[l]) / float64(n); share < minLetterShare || share > maxLetterShare {
-			add("answer-balance", Source{}, "answer %s is the key of %d of %d questions (%.0f%%); each letter should be 15–35%%", l, keys[l], n, share*100)
+		if share := float64(keys[l]) / float64(n); share < lo || share > hi {
+			add("answer-balance", Source{}, "answer %s is the key of %d of %d questions (%.0f%%); each letter should be %.0f–%.0f%% for a certification of %s questions", l, keys[l], n, share*100, lo*100, hi*100, sizeClass(n))
 		}
 	}
+	nearDuplicateTests(c, idx, add)
+	lintClang(c, idx, add)
+}
+
+func sizeClass(n int) string {
+	if n >= balancedBankSize {
+		return fmt.Sprintf("%d or more", balancedBankSize)
+	}
+	return fmt.Sprintf("fewer than %d", balancedBankSize)
 }
 
 func keyIsLongest(q *certbank.Question) bool {

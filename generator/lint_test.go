@@ -43,11 +43,11 @@ var cleanItems = []struct {
 		[3]string{"An asset tag glued under the laptop chassis", "A screen privacy filter on the laptop display", "An extended hardware warranty for the device"},
 		[3]string{"an asset tag helps inventory but protects no data", "a privacy filter only blocks shoulder surfing", "a warranty covers repairs and not confidentiality"}},
 	{"Which testing approach gives the tester full knowledge of source code and architecture before the assessment?",
-		"A white box test with full documentation", "the tester receives complete internal details in advance",
+		"A white box test with complete documentation", "the tester receives complete internal details in advance",
 		[3]string{"A black box test from the outside only", "A blind test where staff expect nothing", "A gray box test with one user account"},
 		[3]string{"black box testers start without internal knowledge", "a blind test limits what the defenders know", "gray box gives only partial knowledge"}},
 	{"An organization must show regulators who accessed patient files and when. Which capability provides this?",
-		"Tamper-evident audit logging of every access", "each read is recorded with the user and the time",
+		"Tamper-evident audit logging of every read", "each read is recorded with the user and the time",
 		[3]string{"Nightly defragmentation of the file servers", "Round-robin load balancing of the web tier", "Compression of archived documents"},
 		[3]string{"defragmentation improves disk layout only", "load balancing spreads traffic and records nothing", "compression saves space but keeps no access trail"}},
 }
@@ -61,6 +61,7 @@ func cleanQuestion(slug string, i int, key certbank.Letter) certbank.Question {
 		Certification: slug,
 		Domain:        "Security Operations",
 		Difficulty:    certbank.Medium,
+		Tests:         it.why,
 		Stem:          it.stem,
 		Answer:        key,
 	}
@@ -212,6 +213,53 @@ func TestLintQuestionRules(t *testing.T) {
 			func(q *certbank.Question) {
 				q.Explanation += " Cookies are correct for sessions, as B suggests, but not here."
 			}},
+		{"clang",
+			func(q *certbank.Question) { q.Options[q.Answer.Index()] = "A server certificate signed by a trusted authority" },
+			func(q *certbank.Question) {
+				q.Options[q.Answer.Index()] = "A server certificate signed by a trusted authority"
+				q.Options[(q.Answer.Index()+1)%4] = "A longer server session cookie lifetime"
+			}},
+		{"option-form",
+			func(q *certbank.Question) { q.Options[(q.Answer.Index()+1)%4] = "Rotate every password each week" },
+			func(q *certbank.Question) { q.Options[(q.Answer.Index()+1)%4] = "A weekly rotation of every password" }},
+		{"option-form",
+			func(q *certbank.Question) {
+				for i := range q.Options {
+					q.Options[i] = [4]string{"Install a signed certificate", "Lengthen the cookie lifetime", "Rotate the passwords weekly", "A bigger firewall state table"}[i]
+				}
+			},
+			func(q *certbank.Question) {
+				for i := range q.Options {
+					// A word that is not a known verb proves nothing.
+					q.Options[i] = [4]string{"Install a signed certificate", "Lengthen the cookie lifetime", "Rotate the passwords weekly", "Firewall state tables enlarged"}[i]
+				}
+			}},
+		{"calibration",
+			func(q *certbank.Question) {
+				q.Difficulty = certbank.Easy
+				q.Calibrations = []certbank.Calibration{{Rater: "r1", Difficulty: certbank.Hard, Level: certbank.Analyse, Date: "2026-11-25"}}
+			},
+			func(q *certbank.Question) {
+				q.Difficulty = certbank.Easy
+				q.Calibrations = []certbank.Calibration{{Rater: "r1", Difficulty: certbank.Medium, Level: certbank.Apply, Date: "2026-11-25"}}
+			}},
+		{"calibration",
+			func(q *certbank.Question) {
+				q.Difficulty = certbank.Hard
+				q.Calibrations = []certbank.Calibration{{Rater: "r1", Difficulty: certbank.Medium, Level: certbank.Analyse, Date: "2026-11-25"}}
+			},
+			func(q *certbank.Question) {
+				q.Difficulty = certbank.Hard
+				q.Calibrations = []certbank.Calibration{{Rater: "r1", Difficulty: certbank.Hard, Level: certbank.Analyse, Date: "2026-11-25"}}
+			}},
+		{"calibration",
+			func(q *certbank.Question) {
+				q.Calibrations = []certbank.Calibration{{Rater: "r1", Difficulty: certbank.Medium, Level: certbank.Recall, Date: "2026-11-25"}}
+			},
+			func(q *certbank.Question) {
+				q.Difficulty = certbank.Easy
+				q.Calibrations = []certbank.Calibration{{Rater: "r1", Difficulty: certbank.Easy, Level: certbank.Recall, Date: "2026-11-25"}}
+			}},
 		{"vendor-name",
 			func(q *certbank.Question) {
 				q.Certification = "cloudone-cloud-practitioner"
@@ -283,6 +331,13 @@ func TestLintCertificationRules(t *testing.T) {
 		{"answer-balance", withKeys("ABCBCBCB"), withKeys("ABCDDCBA"), "content/certifications/cissp/certification.yaml:1: "},
 		// The fourth B in a row (question 5, line 2+12*4) starts a run.
 		{"key-run", withKeys("ABBBBCDA"), withKeys("ABBBCBDA"), "content/certifications/cissp/questions/q.yaml:50: "},
+		// From 200 questions on each letter must be 20–30 %: 62 of 200 A (31 %) fails, 60 (30 %) passes.
+		{"answer-balance", largeBank(62, 46, 46, 46), largeBank(60, 40, 50, 50), "content/certifications/cissp/certification.yaml:1: "},
+		// Two questions whose tests lines differ only in case and punctuation, or share most words.
+		{"duplicate-tests", withTests("Residual risk is what remains after controls", "residual risk is what remains, after controls!"),
+			withTests("Residual risk is what remains after controls", "Inherent risk is the exposure before any control"), "content/certifications/cissp/questions/q.yaml:14: "},
+		{"duplicate-tests", withTests("Recovery point objective bounds acceptable data loss", "Recovery point objective bounds the acceptable data loss window"),
+			withTests("Recovery point objective bounds acceptable data loss", "Recovery time objective bounds acceptable downtime"), "content/certifications/cissp/questions/q.yaml:14: "},
 	}
 	for i, tt := range tests {
 		t.Run(fmt.Sprintf("%s/%d", tt.rule, i), func(t *testing.T) {
@@ -299,6 +354,55 @@ func TestLintCertificationRules(t *testing.T) {
 				t.Errorf("%s fired on the good example: %v", tt.rule, good)
 			}
 		})
+	}
+}
+
+// largeBank is 200 clean questions whose keys are a As, b Bs, c Cs and d
+// Ds, spread so that no letter runs four times.
+func largeBank(a, b, c, d int) []certbank.Question {
+	left := map[certbank.Letter]int{"A": a, "B": b, "C": c, "D": d}
+	var qs []certbank.Question
+	for i := 0; len(qs) < a+b+c+d; i++ {
+		l := certbank.Letters[i%4]
+		if left[l] == 0 {
+			continue
+		}
+		left[l]--
+		q := cleanQuestion("cissp", len(qs)%len(cleanItems), l)
+		q.ID = fmt.Sprintf("00000000-0000-4000-8000-%012d", len(qs)+1)
+		q.Tests = fmt.Sprintf("Fact number %d of the large bank", len(qs))
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// withTests is the clean set with the first two tests lines replaced.
+func withTests(first, second string) []certbank.Question {
+	qs := cleanSet("cissp")
+	qs[0].Tests, qs[1].Tests = first, second
+	return qs
+}
+
+// TestLintExamRetired: a retiring exam whose retirement date is on or before
+// exam_currency_verified must target its successor.
+func TestLintExamRetired(t *testing.T) {
+	for _, tt := range []struct {
+		date string
+		want bool
+	}{{"2026-06-30", true}, {"2026-11-25", true}, {"2026-11-26", false}} {
+		c := lintBank{"cissp": cleanSet("cissp")}.content()
+		c.Site.ExamCurrencyVerified = "2026-11-25"
+		cert := &c.Certifications[0]
+		cert.Status, cert.ExamCode, cert.RetirementDate, cert.Successor = certbank.Retiring, "OLD-100", tt.date, "NEW-200"
+		got := findings(c, "exam-retired")
+		if (len(got) > 0) != tt.want {
+			t.Errorf("retirement %s: findings %v, want any: %v", tt.date, got, tt.want)
+		}
+		for _, f := range got {
+			if want := "content/certifications/cissp/certification.yaml:1: OLD-100 retired on " + tt.date; !strings.HasPrefix(f.String(), want) || !strings.Contains(f.String(), "NEW-200") {
+				t.Errorf("finding %s, want %s… naming the successor", f, want)
+			}
+		}
 	}
 }
 

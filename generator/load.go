@@ -99,6 +99,11 @@ func Load(fsys fs.FS, prefix string) (*Content, error) {
 		}
 	}
 	sort.Slice(c.Certifications, func(i, j int) bool { return c.Certifications[i].Slug < c.Certifications[j].Slug })
+	for i := range c.Certifications {
+		if c.Certifications[i].TargetQuestions == 0 {
+			c.Certifications[i].TargetQuestions = c.Site.TargetQuestions
+		}
+	}
 
 	// Decode question files in parallel; results keep the job order.
 	type result struct {
@@ -226,7 +231,7 @@ func parseSite(r *reader, data []byte) certbank.Site {
 	}
 	const what = "site.yaml"
 	m := r.fields(root, what, "name", "description", "base_url", "functions_url", "mcp_url", "contact",
-		"exam_currency_verified", "quality", "free_sample_size", "pricing", "tiers", "payment", "mcp_package")
+		"exam_currency_verified", "quality", "free_sample_size", "target_questions", "pricing", "tiers", "payment", "mcp_package")
 	if m == nil {
 		return s
 	}
@@ -252,6 +257,13 @@ func parseSite(r *reader, data []byte) certbank.Site {
 	s.FreeSampleSize = 20
 	if _, ok := m["free_sample_size"]; ok {
 		s.FreeSampleSize = r.integer(m, root, "free_sample_size", what, false, false)
+	}
+	s.TargetQuestions = DefaultTargetQuestions
+	if _, ok := m["target_questions"]; ok {
+		s.TargetQuestions = r.integer(m, root, "target_questions", what, false, false)
+		if s.TargetQuestions < 1 {
+			r.add(m["target_questions"], "target_questions must be at least 1 (the number of questions each certification aims at)")
+		}
 	}
 	s.Quality.MinAgreeingSolvers = 2
 	if q := m["quality"]; q != nil {
@@ -341,6 +353,13 @@ func parseSite(r *reader, data []byte) certbank.Site {
 
 var addrRE = regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`)
 
+// DefaultTargetQuestions is how many questions a certification aims at when
+// site.yaml does not say (SPEC.md: about 500).
+const DefaultTargetQuestions = 500
+
+// objectiveCodeRE is what an objective code looks like: "3.2", "1.10", "2.3.1", "D1".
+var objectiveCodeRE = regexp.MustCompile(`^[A-Za-z0-9]+(\.[A-Za-z0-9]+)*$`)
+
 func parseCertification(r *reader, data []byte, slug string) certbank.Certification {
 	c := certbank.Certification{Slug: slug}
 	root := parseDoc(r, data)
@@ -349,7 +368,7 @@ func parseCertification(r *reader, data []byte, slug string) certbank.Certificat
 	}
 	const what = "certification.yaml"
 	m := r.fields(root, what, "slug", "name", "provider", "exam_code", "exam_status", "retirement_date",
-		"successor", "exam_note", "exam_minutes", "exam_questions", "passing_score", "summary", "domains")
+		"successor", "exam_note", "exam_minutes", "exam_questions", "passing_score", "summary", "target_questions", "domains")
 	if m == nil {
 		return c
 	}
@@ -363,6 +382,12 @@ func parseCertification(r *reader, data []byte, slug string) certbank.Certificat
 	c.Summary = r.str(m, root, "summary", what, false)
 	c.ExamMinutes = r.integer(m, root, "exam_minutes", what, true, false)
 	c.ExamQuestions = r.integer(m, root, "exam_questions", what, true, false)
+	if _, ok := m["target_questions"]; ok {
+		c.TargetQuestions = r.integer(m, root, "target_questions", what, false, false)
+		if c.TargetQuestions < 1 {
+			r.add(m["target_questions"], "target_questions must be at least 1; remove it to use site.yaml's")
+		}
+	}
 	switch st := r.str(m, root, "exam_status", what, true); st {
 	case "current", "retiring":
 		c.Status = certbank.ExamStatus(st)
@@ -386,9 +411,26 @@ func parseCertification(r *reader, data []byte, slug string) certbank.Certificat
 	if dn == nil {
 		r.add(root, "certification.yaml is missing \"domains\"; list the exam's published domains with their weights")
 	}
+	codes := map[string]bool{}
 	for _, d := range r.list(dn, "domains", what) {
-		dm := r.fields(d, "a domain", "name", "weight")
+		dm := r.fields(d, "a domain", "name", "weight", "objectives")
 		dom := certbank.Domain{Name: r.str(dm, d, "name", "a domain", true), Weight: r.integer(dm, d, "weight", "a domain", true, false)}
+		if dm != nil && dm["objectives"] == nil {
+			r.add(d, "domain %q lists no objectives; add \"objectives:\" with the exam guide's numbered objectives (code and name)", dom.Name)
+		}
+		for _, o := range r.list(dm["objectives"], "objectives", "a domain") {
+			om := r.fields(o, "an objective", "code", "name")
+			obj := certbank.Objective{Code: r.str(om, o, "code", "an objective", true), Name: r.str(om, o, "name", "an objective", true)}
+			switch {
+			case obj.Code == "":
+			case !objectiveCodeRE.MatchString(obj.Code):
+				r.add(om["code"], "objective code %q must look like the guide's numbering, e.g. \"3.2\"", obj.Code)
+			case codes[obj.Code]:
+				r.add(om["code"], "objective code %q is used twice; codes are unique within a certification", obj.Code)
+			}
+			codes[obj.Code] = true
+			dom.Objectives = append(dom.Objectives, obj)
+		}
 		if seen[dom.Name] {
 			r.add(d, "domain %q is listed twice", dom.Name)
 		}
@@ -405,7 +447,10 @@ func parseCertification(r *reader, data []byte, slug string) certbank.Certificat
 	return c
 }
 
-var questionFields = []string{"id", "domain", "difficulty", "question", "options", "answer", "explanation", "references", "verification"}
+var questionFields = []string{"id", "domain", "objective", "tests", "difficulty", "question", "options", "answer", "explanation", "references", "verification", "calibration"}
+
+// Bounds of a question's tests line.
+const minTests, maxTests = 10, 140
 
 func parseQuestions(r *reader, data []byte, cert *certbank.Certification) ([]certbank.Question, []Source) {
 	root := parseDoc(r, data)
@@ -448,6 +493,31 @@ func parseQuestion(r *reader, n *yaml.Node, cert *certbank.Certification) certba
 			names[i] = fmt.Sprintf("%q", d.Name)
 		}
 		r.add(m["domain"], "domain %q is not one of %s's domains: %s", q.Domain, cert.Slug, strings.Join(names, ", "))
+	}
+	q.Objective = r.str(m, n, "objective", what, true)
+	if q.Objective != "" && q.Domain != "" && cert.HasDomain(q.Domain) {
+		if _, dom, ok := cert.Objective(q.Objective); !ok || dom.Name != q.Domain {
+			d, _ := cert.Domain(q.Domain)
+			codes := make([]string, len(d.Objectives))
+			for i, o := range d.Objectives {
+				codes[i] = o.Code
+			}
+			where := "is not an objective of " + cert.Slug
+			if ok {
+				where = fmt.Sprintf("belongs to domain %q", dom.Name)
+			}
+			list := strings.Join(codes, ", ")
+			if list == "" {
+				list = "none are listed in certification.yaml yet"
+			}
+			r.add(m["objective"], "objective %q %s; a question of domain %q names one of its objectives: %s", q.Objective, where, q.Domain, list)
+		}
+	}
+	q.Tests = r.str(m, n, "tests", what, true)
+	if t := q.Tests; t != "" {
+		if n := len([]rune(t)); n < minTests || n > maxTests || strings.ContainsAny(t, "\n\r") {
+			r.add(m["tests"], "tests is %d characters; write one line of %d to %d characters naming the fact or skill the question checks", n, minTests, maxTests)
+		}
 	}
 	if d := r.str(m, n, "difficulty", what, true); d != "" {
 		diff, err := certbank.ParseDifficulty(d)
@@ -494,6 +564,29 @@ func parseQuestion(r *reader, n *yaml.Node, cert *certbank.Certification) certba
 			}
 		}
 		q.Verifications = append(q.Verifications, ver)
+	}
+	for _, v := range r.list(m["calibration"], "calibration", what) {
+		const cw = "a calibration entry"
+		vm := r.fields(v, cw, "rater", "difficulty", "level", "date")
+		cal := certbank.Calibration{
+			Rater: r.str(vm, v, "rater", cw, true),
+			Date:  r.date(vm, v, "date", cw, true),
+		}
+		if d := r.str(vm, v, "difficulty", cw, true); d != "" {
+			diff, err := certbank.ParseDifficulty(d)
+			if err != nil {
+				r.add(vm["difficulty"], "calibration difficulty %q must be easy, medium or hard", d)
+			}
+			cal.Difficulty = diff
+		}
+		if l := r.str(vm, v, "level", cw, true); l != "" {
+			lvl, err := certbank.ParseLevel(l)
+			if err != nil {
+				r.add(vm["level"], "calibration level %q must be recall, apply or analyse", l)
+			}
+			cal.Level = lvl
+		}
+		q.Calibrations = append(q.Calibrations, cal)
 	}
 	return q
 }

@@ -43,8 +43,10 @@ exam_questions: 150
 domains:
   - name: Security Operations
     weight: 60
+    objectives: [{code: "7.1", name: Detect and investigate incidents}]
   - name: Asset Security
     weight: 40
+    objectives: [{code: "2.1", name: Classify information and assets}]
 `)},
 		"certifications/cissp/questions/a.yaml": {Data: []byte(`questions:
   - id: 11111111-1111-4111-8111-111111111111
@@ -62,6 +64,8 @@ domains:
       - solver: solver-one
         answer: B
         date: 2026-11-01
+    objective: "7.1"
+    tests: Detective controls find intrusions after they happen
 `)},
 		"certifications/cissp/questions/b.yaml": {Data: []byte(`questions:
   - id: 22222222-2222-4222-8222-222222222222
@@ -75,6 +79,8 @@ domains:
       D: The end user
     answer: A
     explanation: A is correct because the owner is accountable. B, C and D are not accountable for it.
+    objective: "2.1"
+    tests: The data owner decides classification
 `)},
 		"certifications/vendorfour-security-plus/certification.yaml": {Data: []byte(`slug: vendorfour-security-plus
 name: VendorFour Security+
@@ -88,6 +94,7 @@ exam_questions: 90
 domains:
   - name: General Security Concepts
     weight: 100
+    objectives: [{code: "1.1", name: Compare and contrast security controls}]
 `)},
 	}
 }
@@ -266,10 +273,10 @@ func TestLoadProblems(t *testing.T) {
 			[]string{cissp + ":8: domain weights add up to 90; they must add up to 100"}},
 		{"domain listed twice", []edit{replace(in(cissp), "name: Asset Security", "name: Security Operations"),
 			replace(in(qb), "domain: Asset Security", "domain: Security Operations")},
-			[]string{cissp + `:10: domain "Security Operations" is listed twice`}},
+			[]string{cissp + `:11: domain "Security Operations" is listed twice`}},
 		{"zero weight", []edit{replace(in(cissp), "weight: 60", "weight: 0"), replace(in(cissp), "weight: 40", "weight: 100")},
 			[]string{cissp + ":9: domain weight must be at least 1 percent"}},
-		{"no domains", []edit{replace(in(cissp), "domains:\n  - name: Security Operations\n    weight: 60\n  - name: Asset Security\n    weight: 40\n", "")},
+		{"no domains", []edit{replace(in(cissp), "domains:\n  - name: Security Operations\n    weight: 60\n    objectives: [{code: \"7.1\", name: Detect and investigate incidents}]\n  - name: Asset Security\n    weight: 40\n    objectives: [{code: \"2.1\", name: Classify information and assets}]\n", "")},
 			[]string{cissp + `:1: certification.yaml is missing "domains"`}},
 		{"bad exam_status", []edit{replace(in(cissp), "exam_status: current", "exam_status: retired")},
 			[]string{cissp + `:4: exam_status "retired" must be current or retiring`}},
@@ -288,13 +295,13 @@ func TestLoadProblems(t *testing.T) {
 		// Questions.
 		{"duplicate id across files", []edit{replace(in(qb), "22222222-2222-4222-8222-222222222222", "11111111-1111-4111-8111-111111111111")},
 			[]string{qb + ":2: duplicate id 11111111-1111-4111-8111-111111111111, already used at " + qa + ":2"}},
-		{"duplicate id in one file", []edit{replace(in(qa), "        date: 2026-11-01\n", "        date: 2026-11-01\n"+
-			"  - id: 11111111-1111-4111-8111-111111111111\n    domain: Security Operations\n    difficulty: hard\n"+
+		{"duplicate id in one file", []edit{replace(in(qa), "    tests: Detective controls find intrusions after they happen\n", "    tests: Detective controls find intrusions after they happen\n"+
+			"  - id: 11111111-1111-4111-8111-111111111111\n    domain: Security Operations\n    objective: \"7.1\"\n    tests: Failed sign-ins appear in the authentication log\n    difficulty: hard\n"+
 			"    question: Which log shows failed sign-ins?\n    options: {A: a, B: b, C: c, D: d}\n    answer: A\n    explanation: A because.\n")},
-			[]string{qa + ":17: duplicate id 11111111-1111-4111-8111-111111111111, already used at " + qa + ":2"}},
+			[]string{qa + ":19: duplicate id 11111111-1111-4111-8111-111111111111, already used at " + qa + ":2"}},
 		{"duplicate id across certifications", []edit{
-			put("certifications/vendorfour-security-plus/questions/q.yaml", strings.ReplaceAll(strings.ReplaceAll(string(validTree()[in(qa)].Data),
-				"domain: Security Operations", "domain: General Security Concepts"), "    verification:\n      - solver: solver-one\n        answer: B\n        date: 2026-11-01\n", ""))},
+			put("certifications/vendorfour-security-plus/questions/q.yaml", strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(string(validTree()[in(qa)].Data),
+				"domain: Security Operations", "domain: General Security Concepts"), "objective: \"7.1\"", "objective: \"1.1\""), "    verification:\n      - solver: solver-one\n        answer: B\n        date: 2026-11-01\n", ""))},
 			[]string{"content/certifications/vendorfour-security-plus/questions/q.yaml:2: duplicate id 11111111-1111-4111-8111-111111111111, already used at " + qa + ":2"}},
 		{"non-UUID id", []edit{replace(in(qa), "11111111-1111-4111-8111-111111111111", "q-1")},
 			[]string{qa + `:2: id "q-1" is not a lowercase UUID`}},
@@ -319,7 +326,27 @@ func TestLoadProblems(t *testing.T) {
 		{"domain not in the certification", []edit{replace(in(qa), "domain: Security Operations", "domain: Cryptography")},
 			[]string{qa + `:3: domain "Cryptography" is not one of cissp's domains: "Security Operations", "Asset Security"`}},
 		{"unknown field", []edit{replace(in(qa), "    verification:", "    hint: think about detection\n    verification:")},
-			[]string{qa + `:13: unknown field "hint" in a question; allowed fields are: id, domain, difficulty, question, options, answer, explanation, references, verification`}},
+			[]string{qa + `:13: unknown field "hint" in a question; allowed fields are: id, domain, objective, tests, difficulty, question, options, answer, explanation, references, verification, calibration`}},
+		{"unknown objective", []edit{replace(in(qa), `objective: "7.1"`, `objective: "7.9"`)},
+			[]string{qa + `:17: objective "7.9" is not an objective of cissp; a question of domain "Security Operations" names one of its objectives: 7.1`}},
+		{"objective of another domain", []edit{replace(in(qa), `objective: "7.1"`, `objective: "2.1"`)},
+			[]string{qa + `:17: objective "2.1" belongs to domain "Asset Security"; a question of domain "Security Operations" names one of its objectives: 7.1`}},
+		{"missing objective", []edit{replace(in(qb), "    objective: \"2.1\"\n", "")},
+			[]string{qb + `:2: a question is missing "objective"`}},
+		{"missing tests", []edit{replace(in(qb), "    tests: The data owner decides classification\n", "")},
+			[]string{qb + `:2: a question is missing "tests"`}},
+		{"tests too short", []edit{replace(in(qb), "tests: The data owner decides classification", "tests: Owner")},
+			[]string{qb + `:14: tests is 5 characters; write one line of 10 to 140 characters`}},
+		{"domain without objectives", []edit{replace(in(cissp), "    objectives: [{code: \"2.1\", name: Classify information and assets}]\n", "")},
+			[]string{cissp + `:11: domain "Asset Security" lists no objectives`, qb + `:13: objective "2.1" is not an objective of cissp`}},
+		{"objective code twice", []edit{replace(in(cissp), `code: "2.1"`, `code: "7.1"`)},
+			[]string{cissp + `:13: objective code "7.1" is used twice`, qb + `:13: objective "2.1" is not an objective of cissp`}},
+		{"bad objective code", []edit{replace(in(cissp), `code: "2.1"`, `code: "2.1 Classify"`)},
+			[]string{cissp + `:13: objective code "2.1 Classify" must look like`, qb + `:13: objective "2.1" is not an objective of cissp`}},
+		{"bad calibration", []edit{replace(in(qb), "    objective:", "    calibration:\n      - rater: r1\n        difficulty: brutal\n        level: recall\n        date: 2026-11-25\n      - rater: r2\n        difficulty: easy\n        level: memorise\n        date: 2026-11-25\n    objective:")},
+			[]string{qb + `:15: calibration difficulty "brutal" must be easy, medium or hard`, qb + `:20: calibration level "memorise" must be recall, apply or analyse`}},
+		{"bad target_questions", []edit{replace(in(cissp), "exam_questions: 150\n", "exam_questions: 150\ntarget_questions: 0\n")},
+			[]string{cissp + `:7: target_questions must be at least 1`}},
 		{"field twice", []edit{replace(in(qa), "    difficulty: easy\n", "    difficulty: easy\n    difficulty: hard\n")},
 			[]string{qa + `:5: field "difficulty" appears twice in a question`}},
 		{"bad difficulty", []edit{replace(in(qa), "difficulty: easy", "difficulty: extreme")},

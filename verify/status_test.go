@@ -102,7 +102,7 @@ func TestStatus(t *testing.T) {
 
 	st, _ := mustOpen(t, verified).Status("")
 	d := st.Disagreeing[0]
-	if !strings.HasSuffix(d.Source.File, "certifications/scrum-psm1/questions/01-framework.yaml") || d.Source.Line != 62 ||
+	if !strings.HasSuffix(d.Source.File, "certifications/scrum-psm1/questions/01-framework.yaml") || d.Source.Line != 66 ||
 		d.Answer != "D" || d.Agree != 1 || len(d.Disagree) != 1 || d.Disagree[0].Solver != "alice" || d.Disagree[0].Answer != "B" {
 		t.Errorf("disagreement = %+v", d)
 	}

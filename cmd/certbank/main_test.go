@@ -61,7 +61,7 @@ func TestBuildAndContentErrors(t *testing.T) {
 	if r.code != exitContent {
 		t.Fatalf("broken content: exit %d, want %d\n%s", r.code, exitContent, r.stderr)
 	}
-	if !regexp.MustCompile(`cissp/questions/01-risk\.yaml:14: answer "Z" must be one of the option letters`).MatchString(r.stderr) {
+	if !regexp.MustCompile(`cissp/questions/01-risk\.yaml:16: answer "Z" must be one of the option letters`).MatchString(r.stderr) {
 		t.Errorf("stderr lacks file:line and the fix:\n%s", r.stderr)
 	}
 	after, err := os.ReadFile(filepath.Join(pub, "catalog.json"))

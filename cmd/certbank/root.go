@@ -104,6 +104,8 @@ func (a *app) newRootCmd() *cobra.Command {
 		a.newPayCmd(),
 		a.newPaymentsCmd(),
 		a.newVerifyCmd(),
+		a.newCoverageCmd(),
+		a.newPlanCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -80,8 +80,14 @@ type certification struct {
 }
 
 type domain struct {
-	Name   string `yaml:"name"`
-	Weight int    `yaml:"weight"`
+	Name       string      `yaml:"name"`
+	Weight     int         `yaml:"weight"`
+	Objectives []objective `yaml:"objectives"`
+}
+
+type objective struct {
+	Code string `yaml:"code"`
+	Name string `yaml:"name"`
 }
 
 type questionFile struct {
@@ -91,6 +97,8 @@ type questionFile struct {
 type question struct {
 	ID           string         `yaml:"id"`
 	Domain       string         `yaml:"domain"`
+	Objective    string         `yaml:"objective"`
+	Tests        string         `yaml:"tests"`
 	Difficulty   string         `yaml:"difficulty"`
 	Question     string         `yaml:"question"`
 	Options      options        `yaml:"options"`
@@ -147,7 +155,11 @@ func (g *gen) certification(slug string) certification {
 			w = min(w, 40)
 		}
 		left -= w
-		c.Domains = append(c.Domains, domain{Name: fmt.Sprintf("%s (%d)", g.title(), i+1), Weight: w})
+		d := domain{Name: fmt.Sprintf("%s (%d)", g.title(), i+1), Weight: w}
+		for j := range 4 + g.rnd.IntN(5) { // 4–8 objectives
+			d.Objectives = append(d.Objectives, objective{Code: fmt.Sprintf("%d.%d", i+1, j+1), Name: g.sentence(6, 10, "")})
+		}
+		c.Domains = append(c.Domains, d)
 	}
 	return c
 }
@@ -156,9 +168,12 @@ var difficulties = []string{"easy", "medium", "medium", "hard"}
 
 func (g *gen) question(doms []domain) question {
 	ans := "ABCD"[g.rnd.IntN(4)]
+	dom := doms[g.rnd.IntN(len(doms))]
 	q := question{
 		ID:         g.uuid(),
-		Domain:     doms[g.rnd.IntN(len(doms))].Name,
+		Domain:     dom.Name,
+		Objective:  dom.Objectives[g.rnd.IntN(len(dom.Objectives))].Code,
+		Tests:      g.sentence(6, 10, ""),
 		Difficulty: difficulties[g.rnd.IntN(len(difficulties))],
 		Question:   g.text(34, 46, "?"),
 		Options: options{
