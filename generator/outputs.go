@@ -286,6 +286,14 @@ type domainRow struct {
 	Name              string
 	Weight            int
 	Questions, Sample int
+	Objectives        []objectiveRow
+}
+
+// objectiveRow is one exam-guide objective on a hub, with the published
+// questions that test it.
+type objectiveRow struct {
+	Code, Name string
+	Questions  int
 }
 
 type hubPage struct {
@@ -317,8 +325,16 @@ func (r *renderer) hub(m *model, c *certStats) ([]byte, error) {
 	for _, q := range c.Sample {
 		sampleBy[q.Domain]++
 	}
+	byObjective := map[string]int{}
+	for _, q := range c.Published {
+		byObjective[q.Objective]++
+	}
 	for _, d := range c.Cert.Domains {
-		p.Domains = append(p.Domains, domainRow{d.Name, d.Weight, c.ByDomain[d.Name], sampleBy[d.Name]})
+		row := domainRow{d.Name, d.Weight, c.ByDomain[d.Name], sampleBy[d.Name], nil}
+		for _, o := range d.Objectives {
+			row.Objectives = append(row.Objectives, objectiveRow{o.Code, o.Name, byObjective[o.Code]})
+		}
+		p.Domains = append(p.Domains, row)
 	}
 	title := c.Cert.Name + " practice questions"
 	if c.Cert.ExamCode != "" {

@@ -238,7 +238,7 @@ func newIndex(b *certbank.Bank) *index {
 		e := &entries[i]
 		*e = entry{Q: q, Cert: c, Hash: questionHash(q.ID), certJSON: certJSON[c.Slug]}
 		scratch = e.encodePaid(scratch)
-		slim[i] = certbank.Question{ID: q.ID, Certification: q.Certification, Domain: q.Domain, Difficulty: q.Difficulty, Answer: q.Answer}
+		slim[i] = certbank.Question{ID: q.ID, Certification: q.Certification, Domain: q.Domain, Objective: q.Objective, Difficulty: q.Difficulty, Answer: q.Answer}
 		e.Q = &slim[i] // the text is in paidFull: b's copy can go
 		ix.all = append(ix.all, e)
 		ix.byID[q.ID] = e

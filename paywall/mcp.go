@@ -69,9 +69,16 @@ type blueprintIn struct {
 }
 
 type blueprintDomain struct {
+	Name       string               `json:"name"`
+	Weight     int                  `json:"weight" jsonschema:"percent of the exam"`
+	Questions  int                  `json:"questions" jsonschema:"questions in the bank for this domain"`
+	Objectives []blueprintObjective `json:"objectives" jsonschema:"the exam guide's objectives of this domain"`
+}
+
+type blueprintObjective struct {
+	Code      string `json:"code" jsonschema:"the objective's number in the exam guide"`
 	Name      string `json:"name"`
-	Weight    int    `json:"weight" jsonschema:"percent of the exam"`
-	Questions int    `json:"questions" jsonschema:"questions in the bank for this domain"`
+	Questions int    `json:"questions" jsonschema:"questions in the bank for this objective"`
 }
 
 type blueprintOut struct {
@@ -206,12 +213,18 @@ func (s *Server) blueprint(c *certbank.Certification) blueprintOut {
 		out.ExamNote = c.ExamNote
 	}
 	byDomain := map[string]int{}
+	byObjective := map[string]int{}
 	for _, e := range s.ix.byCert[c.Slug] {
 		byDomain[e.Q.Domain]++
+		byObjective[e.Q.Objective]++
 		out.Difficulty[string(e.Q.Difficulty)]++
 	}
 	for _, d := range c.Domains {
-		out.Domains = append(out.Domains, blueprintDomain{d.Name, d.Weight, byDomain[d.Name]})
+		bd := blueprintDomain{d.Name, d.Weight, byDomain[d.Name], []blueprintObjective{}}
+		for _, o := range d.Objectives {
+			bd.Objectives = append(bd.Objectives, blueprintObjective{o.Code, o.Name, byObjective[o.Code]})
+		}
+		out.Domains = append(out.Domains, bd)
 	}
 	return out
 }

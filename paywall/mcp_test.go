@@ -472,15 +472,25 @@ func TestMCPToolsWithoutKey(t *testing.T) {
 				ExamQuestions int            `json:"exam_questions"`
 				Difficulty    map[string]int `json:"difficulty"`
 				Domains       []struct {
-					Name      string `json:"name"`
-					Weight    int    `json:"weight"`
-					Questions int    `json:"questions"`
+					Name       string `json:"name"`
+					Weight     int    `json:"weight"`
+					Questions  int    `json:"questions"`
+					Objectives []struct {
+						Code      string `json:"code"`
+						Name      string `json:"name"`
+						Questions int    `json:"questions"`
+					} `json:"objectives"`
 				} `json:"domains"`
 			}
 			callOK(t, cs, "get_exam_blueprint", map[string]any{"certification": "cissp"}, &bp)
 			if bp.Slug != "cissp" || bp.ExamMinutes != 60 || len(bp.Domains) != 2 || bp.Domains[0].Questions != 10 || bp.Domains[0].Weight != 50 ||
 				bp.Difficulty["easy"]+bp.Difficulty["medium"]+bp.Difficulty["hard"] != 20 {
 				t.Errorf("get_exam_blueprint = %+v", bp)
+			}
+			// The 20 questions cycle through objectives 1.1, 2.1, 1.2, 2.1.
+			if o := bp.Domains[0].Objectives; len(o) != 2 || o[0].Code != "1.1" || o[0].Name != "Explain alpha" || o[0].Questions != 5 || o[1].Questions != 5 ||
+				len(bp.Domains[1].Objectives) != 1 || bp.Domains[1].Objectives[0].Questions != 10 {
+				t.Errorf("get_exam_blueprint objectives = %+v", bp.Domains)
 			}
 
 			// without a key only the free sample (questions 0-4) is drawn
@@ -732,7 +742,8 @@ func TestMCPResourcesAndPrompt(t *testing.T) {
 				Slug    string           `json:"slug"`
 				Domains []map[string]any `json:"domains"`
 			}
-			if err := json.Unmarshal([]byte(rr.Contents[0].Text), &bp); err != nil || bp.Slug != "pmp" || len(bp.Domains) != 2 || rr.Contents[0].MIMEType != "application/json" {
+			if err := json.Unmarshal([]byte(rr.Contents[0].Text), &bp); err != nil || bp.Slug != "pmp" || len(bp.Domains) != 2 || rr.Contents[0].MIMEType != "application/json" ||
+				len(bp.Domains[0]["objectives"].([]any)) != 2 {
 				t.Errorf("read pmp: %s (%v)", rr.Contents[0].Text, err)
 			}
 			for _, uri := range []string{"certbank://certifications/nope", "certbank://other/cissp", "https://example.com/"} {

@@ -29,11 +29,14 @@ func Bank(n int) *certbank.Bank {
 	}
 	for _, slug := range []string{"cissp", "pmp"} {
 		b.Certifications = append(b.Certifications, certbank.Certification{Slug: slug, Name: strings.ToUpper(slug), Provider: map[string]string{"cissp": "SecBody", "pmp": "PMBody"}[slug],
-			Status: certbank.Current, ExamMinutes: 60, ExamQuestions: 60, Domains: []certbank.Domain{{Name: "Alpha", Weight: 50}, {Name: "Beta", Weight: 50}}})
+			Status: certbank.Current, ExamMinutes: 60, ExamQuestions: 60, Domains: []certbank.Domain{
+				{Name: "Alpha", Weight: 50, Objectives: []certbank.Objective{{Code: "1.1", Name: "Explain alpha"}, {Code: "1.2", Name: "Apply alpha"}}},
+				{Name: "Beta", Weight: 50, Objectives: []certbank.Objective{{Code: "2.1", Name: "Analyse beta"}}}}})
 		for i := 0; i < n; i++ {
 			id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, map[string]int{"cissp": 1, "pmp": 2}[slug])
 			b.Questions = append(b.Questions, certbank.Question{
-				ID: id, Certification: slug, Domain: []string{"Alpha", "Beta"}[i%2], Difficulty: certbank.Difficulties[i%3],
+				ID: id, Certification: slug, Domain: []string{"Alpha", "Beta"}[i%2], Objective: []string{"1.1", "2.1", "1.2", "2.1"}[i%4],
+				Tests: fmt.Sprintf("fact %d of %s", i, slug), Difficulty: certbank.Difficulties[i%3],
 				Stem: fmt.Sprintf("Question %d of %s: which option is right?", i, slug), Options: certbank.Options{"one", "two", "three", "four"},
 				Answer: certbank.Letters[i%4], Explanation: "Because.",
 			})
