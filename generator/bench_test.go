@@ -207,11 +207,6 @@ func BenchmarkBuildVsDecode(b *testing.B) {
 		measure(func() error { _, err := decodeOnly(dir); return err }, &decWall, &decCPU)
 		measure(func() error { _, err := fullBuild(dir, out); return err }, &fullWall, &fullCPU)
 	}
-	median := func(xs []float64) float64 {
-		s := append([]float64(nil), xs...)
-		sort.Float64s(s)
-		return s[len(s)/2]
-	}
 	b.ReportMetric(median(decWall), "decode-ms")
 	b.ReportMetric(median(fullWall), "full-ms")
 	b.ReportMetric(median(fullWall)/median(decWall), "full/decode")
@@ -358,4 +353,33 @@ func TestPeakMemory(t *testing.T) {
 	if rss >= 300 {
 		t.Errorf("peak RSS of a full 13k build is %.0f MB, want < 300 MB", rss)
 	}
+}
+
+// BenchmarkLint is `certbank lint` on the 13,000-question synthetic bank:
+// loading the tree, then every rule; it reports the rules' time relative to
+// loading alone in the same run (lint/load).
+func BenchmarkLint(b *testing.B) {
+	dir := synthContent(b)
+	var load, rules []float64
+	for b.Loop() {
+		t0 := time.Now()
+		c, err := generator.Load(os.DirFS(dir), "content")
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		generator.Lint(c)
+		load = append(load, t1.Sub(t0).Seconds())
+		rules = append(rules, time.Since(t1).Seconds())
+	}
+	b.ReportMetric(median(load), "load-s")
+	b.ReportMetric(median(rules), "rules-s")
+	b.ReportMetric((median(load)+median(rules))/median(load), "lint/load")
+}
+
+// median returns the middle of xs (the upper one of an even count).
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
 }

@@ -20,7 +20,7 @@ func clangWord(q *certbank.Question, common func(string) bool) string {
 		return ""
 	}
 	stem := map[string]bool{}
-	for _, w := range wordRE.FindAllString(q.Stem, -1) {
+	for _, w := range words(q.Stem) {
 		if cw, ok := contentWord(w); ok {
 			stem[cw] = true
 		}
@@ -30,13 +30,13 @@ func clangWord(q *certbank.Question, common func(string) bool) string {
 		if i == k {
 			continue
 		}
-		for _, w := range wordRE.FindAllString(o, -1) {
+		for _, w := range words(o) {
 			if cw, ok := contentWord(w); ok {
 				others[cw] = true
 			}
 		}
 	}
-	for _, w := range wordRE.FindAllString(q.Options[k], -1) {
+	for _, w := range strings.FieldsFunc(q.Options[k], notWordRune) {
 		if cw, ok := contentWord(w); ok && stem[cw] && !others[cw] && !common(cw) {
 			return w
 		}
@@ -211,7 +211,7 @@ func stemWordCounts(c *Content, idx []int) map[string]int {
 	df := map[string]int{}
 	for _, i := range idx {
 		seen := map[string]bool{}
-		for _, w := range wordRE.FindAllString(c.Questions[i].Stem, -1) {
+		for _, w := range words(c.Questions[i].Stem) {
 			if cw, ok := contentWord(w); ok && !seen[cw] {
 				seen[cw] = true
 				df[cw]++
@@ -292,7 +292,7 @@ func nearDuplicateTests(c *Content, idx []int, add func(rule string, s Source, f
 			continue
 		}
 		l := line{i: i, norm: strings.Join(words(t), " "), words: map[string]bool{}}
-		for _, w := range wordRE.FindAllString(t, -1) {
+		for _, w := range words(t) {
 			if cw, ok := contentWord(w); ok {
 				l.words[cw] = true
 			}

@@ -3,8 +3,11 @@ package generator
 import (
 	"fmt"
 	"regexp"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
+	"unicode"
 
 	"github.com/certbank/certbank"
 )
@@ -35,7 +38,6 @@ var (
 	allNoneRE  = regexp.MustCompile(`(?i)\b(all|none) of (the )?(above|these|options|answers)\b|\bboth [a-d] and [a-d]\b|\b[a-d] and [a-d] (are|only)\b|^neither\b`)
 	negativeRE = regexp.MustCompile(`(?i)\b(not|except|least|false|incorrect)\b`)
 	absoluteRE = regexp.MustCompile(`(?i)\b(always|never)\b`)
-	wordRE     = regexp.MustCompile(`[\p{L}\p{N}]+`)
 	// vendorRE lists real vendor and proprietary product names that the
 	// neutral providers' questions must not use (DESIGN.md §3).
 	vendorRE = regexp.MustCompile(`(?i)\b(aws|amazon|azure|microsoft|google|gcp|comptia|cisco|isc2|salesforce|hashicorp|terraform|ec2|s3 bucket|amazon s3|lambda function|entra|bigquery|vertex ai|sagemaker|bedrock|cloudformation|cloudwatch|dynamodb|intune|ios xe|visualforce|apex class|pmbok)\b`)
@@ -55,11 +57,31 @@ func Lint(c *Content) []Finding {
 	}
 	byCert := map[string][]int{}
 	for i := range c.Questions {
-		q := &c.Questions[i]
-		src := c.Sources[i]
-		byCert[q.Certification] = append(byCert[q.Certification], i)
-		lintQuestion(q, c.Certification(q.Certification), func(rule, format string, args ...any) { add(rule, src, format, args...) })
+		byCert[c.Questions[i].Certification] = append(byCert[c.Questions[i].Certification], i)
 	}
+	// Questions are linted in parallel, in contiguous chunks whose findings
+	// are joined in order, so the result is the same as one by one.
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(c.Questions)/256))
+	chunks := make([][]Finding, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := w*len(c.Questions)/workers, (w+1)*len(c.Questions)/workers
+			for i := lo; i < hi; i++ {
+				q, src := &c.Questions[i], c.Sources[i]
+				lintQuestion(q, c.Certification(q.Certification), func(rule, format string, args ...any) {
+					chunks[w] = append(chunks[w], Finding{rule, Problem{src.File, src.Line, fmt.Sprintf(format, args...)}})
+				})
+			}
+		}()
+	}
+	wg.Wait()
+	for _, ch := range chunks {
+		fs = append(fs, ch...)
+	}
+	var perCert []*[]Finding
 	for _, cert := range c.Certifications {
 		idx := byCert[cert.Slug]
 		src := Source{File: "content/certifications/" + cert.Slug + "/certification.yaml", Line: 1}
@@ -75,14 +97,27 @@ func Lint(c *Content) []Finding {
 		if len(idx) == 0 {
 			continue
 		}
-		lintCertification(c, cert, idx, func(rule string, s Source, format string, args ...any) {
-			if s.File == "" {
-				s = src
-			}
-			add(rule, s, format, args...)
-		})
+		// Each certification's rules run beside the others, and beside
+		// the bank-wide near-duplicate search; findings join in order.
+		var mine []Finding
+		perCert = append(perCert, &mine)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lintCertification(c, cert, idx, func(rule string, s Source, format string, args ...any) {
+				if s.File == "" {
+					s = src
+				}
+				mine = append(mine, Finding{rule, Problem{s.File, s.Line, fmt.Sprintf(format, args...)}})
+			})
+		}()
 	}
-	fs = append(fs, nearDuplicates(c)...)
+	dups := nearDuplicates(c)
+	wg.Wait()
+	for _, p := range perCert {
+		fs = append(fs, *p...)
+	}
+	fs = append(fs, dups...)
 	sort.SliceStable(fs, func(i, j int) bool {
 		if fs[i].File != fs[j].File {
 			return fs[i].File < fs[j].File
@@ -117,9 +152,13 @@ func lintQuestion(q *certbank.Question, cert *certbank.Certification, add func(r
 			add("all-none-above", "option %s uses \"all/none of the above\" or combines letters; write a standalone option", l)
 		}
 	}
+	var opts [4]optionText
+	for i, o := range q.Options {
+		opts[i] = newOptionText(o)
+	}
 	for i := 0; i < 4; i++ {
 		for j := i + 1; j < 4; j++ {
-			if sameOption(q.Options[i], q.Options[j]) {
+			if opts[i].same(&opts[j]) {
 				add("duplicate-options", "options %s and %s are (nearly) the same; make every option distinct", certbank.Letters[i], certbank.Letters[j])
 			}
 		}
@@ -155,7 +194,7 @@ func lintQuestion(q *certbank.Question, cert *certbank.Certification, add func(r
 	lintCalibration(q, add)
 	if cert != nil && neutralProviders[cert.Provider] {
 		for _, t := range append([]string{stem, ex}, q.Options[:]...) {
-			if m := vendorRE.FindString(t); m != "" {
+			if m := vendorName(t); m != "" {
 				add("vendor-name", "%q names a real vendor or product; %s questions are vendor neutral (describe the service by what it does)", m, cert.Provider)
 				break
 			}
@@ -169,7 +208,14 @@ func mentionsLetter(ex string, l certbank.Letter) bool {
 }
 
 func claimsCorrect(ex string, l certbank.Letter) bool {
-	return correctREs[l.Index()].MatchString(ex)
+	// The expression needs "<l> is correct", "<l>) is the correct"…: most
+	// explanations have none for a distractor's letter.
+	for _, mid := range []string{" is correct", ") is correct", " is the correct", ") is the correct"} {
+		if strings.Contains(ex, string(l)+mid) {
+			return correctREs[l.Index()].MatchString(ex)
+		}
+	}
+	return false
 }
 
 var letterREs, correctREs = func() ([]*regexp.Regexp, []*regexp.Regexp) {
@@ -251,20 +297,39 @@ func keyIsLongest(q *certbank.Question) bool {
 // sharing at least 90 % of their word trigrams. Short options such as cron
 // expressions or commands differ in their symbols, so only equality counts.
 func sameOption(a, b string) bool {
-	na, nb := strings.Join(strings.Fields(strings.ToLower(a)), " "), strings.Join(strings.Fields(strings.ToLower(b)), " ")
-	if na == nb {
+	x, y := newOptionText(a), newOptionText(b)
+	return x.same(&y)
+}
+
+// optionText is what sameOption compares of an option, computed once.
+type optionText struct {
+	norm  string          // lower case, spacing folded
+	words int             // how many words
+	sh    map[string]bool // word trigrams
+}
+
+func newOptionText(o string) optionText {
+	ws := words(o)
+	return optionText{norm: strings.Join(strings.Fields(strings.ToLower(o)), " "), words: len(ws), sh: shinglesOf(ws)}
+}
+
+func (x *optionText) same(y *optionText) bool {
+	if x.norm == y.norm {
 		return true
 	}
-	if len(words(a)) < 3 || len(words(b)) < 3 {
+	if x.words < 3 || y.words < 3 {
 		return false
 	}
-	return similarity(a, b) >= 0.9
+	return jaccard(x.sh, y.sh) >= 0.9
 }
 
 // similarity is the Jaccard index of the word-trigram (shingle) sets of a
 // and b, or of their word sets for short texts.
 func similarity(a, b string) float64 {
-	sa, sb := shingles(a), shingles(b)
+	return jaccard(shingles(a), shingles(b))
+}
+
+func jaccard(sa, sb map[string]bool) float64 {
 	if len(sa) == 0 && len(sb) == 0 {
 		return 1
 	}
@@ -277,13 +342,38 @@ func similarity(a, b string) float64 {
 	return float64(inter) / float64(len(sa)+len(sb)-inter)
 }
 
+// words returns the lower-cased words of s: its runs of letters and digits
+// (what the expression [\p{L}\p{N}]+ matches, without its cost).
 func words(s string) []string {
-	ws := wordRE.FindAllString(strings.ToLower(s), -1)
-	return ws
+	return strings.FieldsFunc(strings.ToLower(s), notWordRune)
 }
 
-func shingles(s string) map[string]bool {
-	ws := words(s)
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }
+
+// vendorName returns the first real vendor or product name in t that
+// vendorRE would find, or "". Most texts name none, so a cheap word check
+// comes first and the expression runs only on a hit.
+func vendorName(t string) string {
+	for _, w := range words(t) {
+		if vendorWords[w] {
+			return vendorRE.FindString(t)
+		}
+	}
+	return ""
+}
+
+// vendorWords are the first words of vendorRE's alternatives.
+var vendorWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, alt := range strings.Split(strings.TrimSuffix(strings.TrimPrefix(vendorRE.String(), `(?i)\b(`), `)\b`), "|") {
+		m[strings.Fields(alt)[0]] = true
+	}
+	return m
+}()
+
+func shingles(s string) map[string]bool { return shinglesOf(words(s)) }
+
+func shinglesOf(ws []string) map[string]bool {
 	out := map[string]bool{}
 	if len(ws) < 3 {
 		for _, w := range ws {

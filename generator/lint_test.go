@@ -214,7 +214,9 @@ func TestLintQuestionRules(t *testing.T) {
 				q.Explanation += " Cookies are correct for sessions, as B suggests, but not here."
 			}},
 		{"clang",
-			func(q *certbank.Question) { q.Options[q.Answer.Index()] = "A server certificate signed by a trusted authority" },
+			func(q *certbank.Question) {
+				q.Options[q.Answer.Index()] = "A server certificate signed by a trusted authority"
+			},
 			func(q *certbank.Question) {
 				q.Options[q.Answer.Index()] = "A server certificate signed by a trusted authority"
 				q.Options[(q.Answer.Index()+1)%4] = "A longer server session cookie lifetime"
