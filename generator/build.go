@@ -43,10 +43,15 @@ type certStats struct {
 	HubURL     string
 	FeedURL    string
 	RestURL    string
-	X402URL    string
+	X402URL    string // the paid route for the smallest fillable limit (see Offers)
 	HubPath    string
 	FeedPath   string
 	AvgSeconds int // exam seconds per question
+	// Offers are the limit × difficulty combinations the paid route can
+	// fill (certbank.Pricing.Offers); OffersNote names the others, "" when
+	// there are none.
+	Offers     []certbank.Offer
+	OffersNote string
 }
 
 // model is the whole build's input to the outputs.
@@ -93,7 +98,6 @@ func Build(c *Content, opt Options) (*Output, error) {
 		s.HubURL = base + "/" + s.HubPath
 		s.FeedURL = base + "/" + s.FeedPath
 		s.RestURL = base + "/api/v1/questions?certification=" + cert.Slug
-		s.X402URL = base + "/api/v1/x402?certification=" + cert.Slug
 		if cert.ExamQuestions > 0 {
 			s.AvgSeconds = cert.ExamMinutes * 60 / cert.ExamQuestions
 		}
@@ -111,6 +115,15 @@ func Build(c *Content, opt Options) (*Output, error) {
 		s.Published = append(s.Published, q)
 		s.ByDiff[q.Difficulty]++
 		s.ByDomain[q.Domain]++
+	}
+	for _, s := range m.Certs {
+		stock := certbank.Stock(s.ByDiff)
+		s.Offers, _ = c.Site.Pricing.Offers(stock)
+		s.OffersNote = c.Site.Pricing.UnavailableNote(stock)
+		s.X402URL = base + "/api/v1/x402?certification=" + s.Cert.Slug
+		if limit, ok := c.Site.Pricing.SmallestLimit(stock); ok {
+			s.X402URL += fmt.Sprintf("&limit=%d", limit)
+		}
 	}
 	bank := &certbank.Bank{
 		Version:   certbank.BankVersion,

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -244,16 +245,18 @@ func checkCatalogCerts(t *testing.T, c *generator.Content, facts fixtureFacts, o
 			{"slug", "string"}, {"name", "string"}, {"provider", "string"}, {"questions", "integer"},
 			{"difficulty", "object"}, {"domains", "integer"}, {"exam_status", "string"},
 			{"free_sample", "url"}, {"study_hub", "url"}, {"paid_rest", "url"}, {"paid_x402", "url"},
+			{"paid_offers", "array"},
 		}
+		optional := []field{{"paid_offers_note", "string"}}
 		var ce map[string]any
 		if cert.Status == certbank.Retiring {
 			retiring++
-			ce = checkObject(t, where, e, append(fields, field{"exam_note", "string"}))
+			ce = checkObject(t, where, e, append(fields, field{"exam_note", "string"}), optional...)
 			if ce["exam_note"] != cert.ExamNote || cert.ExamNote == "" {
 				t.Errorf("%s.exam_note = %v, want %q", where, ce["exam_note"], cert.ExamNote)
 			}
 		} else {
-			ce = checkObject(t, where, e, fields)
+			ce = checkObject(t, where, e, fields, optional...)
 		}
 		if ce["slug"] != cert.Slug || ce["name"] != cert.Name || ce["provider"] != cert.Provider {
 			t.Errorf("%s is %v/%v/%v, want %s/%s/%s", where, ce["slug"], ce["name"], ce["provider"], cert.Slug, cert.Name, cert.Provider)
@@ -278,11 +281,20 @@ func checkCatalogCerts(t *testing.T, c *generator.Content, facts fixtureFacts, o
 				t.Errorf("%s.difficulty.%s = %d, want %d", where, d, got, wantDiff[d])
 			}
 		}
+		offers, smallest := wantOffers(pub, c.Site.Pricing.Limits())
+		paidX402 := facts.base + "/api/v1/x402?certification=" + cert.Slug
+		if smallest > 0 {
+			paidX402 += "&limit=" + strconv.Itoa(smallest)
+		}
 		urls := map[string]string{
 			"free_sample": facts.base + "/api/" + cert.Slug + "/questions-free.json",
 			"study_hub":   facts.base + "/certifications/" + cert.Slug + "/",
 			"paid_rest":   facts.base + "/api/v1/questions?certification=" + cert.Slug,
-			"paid_x402":   facts.base + "/api/v1/x402?certification=" + cert.Slug,
+			"paid_x402":   paidX402,
+		}
+		checkOffers(t, where+".paid_offers", ce["paid_offers"], offers)
+		if _, has := ce["paid_offers_note"]; has != (len(offers) < 4*len(c.Site.Pricing.Entries)) {
+			t.Errorf("%s.paid_offers_note present = %v with %d of %d combinations fillable; want it exactly while some cannot be filled", where, has, len(offers), 4*len(c.Site.Pricing.Entries))
 		}
 		for k, want := range urls {
 			if ce[k] != want {

@@ -77,7 +77,13 @@ type catalogCertDoc struct {
 	StudyHub   string        `json:"study_hub"`
 	PaidRest   string        `json:"paid_rest"`
 	PaidX402   string        `json:"paid_x402"`
-	ExamNote   string        `json:"exam_note,omitempty"`
+	// PaidOffers are the limit × difficulty combinations the paid route
+	// can fill for this certification (it answers 402 for exactly these and
+	// 400 for the rest); PaidOffersNote names the rest, and is absent when
+	// every combination of the price list can be filled.
+	PaidOffers     []certbank.Offer `json:"paid_offers"`
+	PaidOffersNote string           `json:"paid_offers_note,omitempty"`
+	ExamNote       string           `json:"exam_note,omitempty"`
 }
 
 type difficultyDoc struct {
@@ -159,7 +165,9 @@ func catalog(m *model) catalogDoc {
 			StudyHub:   c.HubURL,
 			PaidRest:   c.RestURL,
 			PaidX402:   c.X402URL,
+			PaidOffers: c.Offers,
 		}
+		e.PaidOffersNote = c.OffersNote
 		if c.Cert.Status == certbank.Retiring {
 			e.ExamNote = c.Cert.ExamNote
 		}
@@ -285,6 +293,28 @@ type x402Resource struct {
 	MaxTimeout   int          `json:"maxTimeoutSeconds"`
 	Parameters   []x402Param  `json:"parameters"`
 	Prices       []x402Amount `json:"prices"`
+	// Offers says, per certification, which limit × difficulty
+	// combinations the resource can fill: it answers 402 for exactly these
+	// and 400 for the rest.
+	Offers []certOffers `json:"offers"`
+}
+
+// certOffers is what one certification's paid requests can be: the offers
+// it can fill and, when some of the price list cannot be, a note naming
+// them. The OpenAPI schema CertificationOffers describes it.
+type certOffers struct {
+	Certification string           `json:"certification"`
+	Offers        []certbank.Offer `json:"offers"`
+	Note          string           `json:"note,omitempty"`
+}
+
+// offersOf lists every certification's offers in catalog order.
+func offersOf(m *model) []certOffers {
+	out := make([]certOffers, len(m.Certs))
+	for i, c := range m.Certs {
+		out[i] = certOffers{Certification: c.Cert.Slug, Offers: c.Offers, Note: c.OffersNote}
+	}
+	return out
 }
 
 type x402Param struct {
@@ -339,9 +369,10 @@ func x402Doc(m *model) x402Discovery {
 				{Name: "include_answer", Values: []string{"true", "false"}, Default: "false"},
 			},
 			Prices: prices,
+			Offers: offersOf(m),
 		}},
 		OpenAPI:      s.BaseURL + "/openapi.json",
-		Instructions: "GET the resource without payment to receive HTTP 402 with the payment requirements (v1 JSON body and v2 PAYMENT-REQUIRED header). Sign an EIP-3009 transferWithAuthorization for the exact amount and retry the identical request with X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2).",
+		Instructions: "Pick a combination of limit and difficulty that offers lists for the certification (difficulty any: leave the parameter out); others answer 400 before any payment. GET the resource without payment to receive HTTP 402 with the payment requirements (v1 JSON body and v2 PAYMENT-REQUIRED header). Sign an EIP-3009 transferWithAuthorization for the exact amount and retry the identical request with X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2).",
 		Ownership:    []string{},
 	}
 }

@@ -129,7 +129,7 @@ func openAPI(m *model) obj {
 		"/api/v1/x402": obj{"get": obj{
 			"operationId": "getX402Questions",
 			"summary":     "Get practice questions via x402 payment",
-			"description": "No key, no account. Call without payment to receive 402 with the payment requirements (x402 v1 JSON body and v2 PAYMENT-REQUIRED header); pay USDC with an EIP-3009 authorization for the exact amount and retry the identical request with X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2). A filter that matches fewer questions than limit is refused with 400 before any payment.",
+			"description": "No key, no account. Call without payment to receive 402 with the payment requirements (x402 v1 JSON body and v2 PAYMENT-REQUIRED header); pay USDC with an EIP-3009 authorization for the exact amount and retry the identical request with X-PAYMENT (v1) or PAYMENT-SIGNATURE (v2). Not every certification can fill every limit and difficulty: x-payment-info.offers (schema CertificationOffers; also paid_offers in /catalog.json and offers in /.well-known/x402.json) lists, per certification, the combinations that answer 402; any other answers 400 INVALID_PARAMS before any payment, naming the combinations that can be filled.",
 			"tags":        []string{"x402"},
 			"parameters": []obj{
 				certParam(true),
@@ -143,13 +143,14 @@ func openAPI(m *model) obj {
 				"network": m.Network.Name, "networkV2": m.Network.CAIP2, "asset": m.Network.Asset,
 				"payTo": s.Payment.PayTo, "currency": "USDC", "decimals": 6, "prices": prices,
 				"discovery": s.BaseURL + "/.well-known/x402.json",
+				"offers":    offersOf(m),
 			},
 			"responses": obj{
 				"200": obj{"description": "Paid questions.", "headers": obj{
 					"X-PAYMENT-RESPONSE": obj{"description": "x402 v1 settlement response, base64 of JSON.", "schema": obj{"type": "string"}},
 					"PAYMENT-RESPONSE":   obj{"description": "x402 v2 settlement response, base64 of JSON.", "schema": obj{"type": "string"}},
 				}, "content": obj{"application/json": obj{"schema": ref("X402Success")}}},
-				"400": errResponse("Missing or invalid parameters.", "INVALID_PARAMS"),
+				"400": errResponse("Missing or invalid parameters, or a combination of limit and difficulty the certification cannot fill (not in x-payment-info.offers); the message names those it can fill. Nothing is charged.", "INVALID_PARAMS"),
 				"402": obj{"description": "Payment required, or the payment was refused (the reason is in error).", "headers": obj{
 					"PAYMENT-REQUIRED": obj{"description": "x402 v2 PaymentRequired, base64 of JSON.", "schema": obj{"type": "string"}},
 				}, "content": obj{"application/json": obj{"schema": ref("PaymentRequired")}}},
@@ -236,6 +237,19 @@ func openAPI(m *model) obj {
 			"A": obj{"type": "string"}, "B": obj{"type": "string"}, "C": obj{"type": "string"}, "D": obj{"type": "string"},
 		}},
 		"X402Question": question,
+		"PaidOffer": obj{"type": "object", "required": []string{"limit", "difficulty"}, "additionalProperties": false,
+			"description": "One request the pay-per-request route can fill: limit questions of one difficulty, or of any (the difficulty parameter left out). It can be filled when the certification has at least limit published questions of that difficulty (of all difficulties for any).",
+			"properties": obj{
+				"limit":      obj{"type": "integer", "enum": limits},
+				"difficulty": obj{"type": "string", "enum": []string{certbank.AnyDifficulty, "easy", "medium", "hard"}},
+			}},
+		"CertificationOffers": obj{"type": "object", "required": []string{"certification", "offers"}, "additionalProperties": false,
+			"description": "The paid requests one certification can fill (402) in price-list order, any then easy, medium, hard within a limit; every other combination answers 400.",
+			"properties": obj{
+				"certification": obj{"type": "string", "enum": slugs},
+				"offers":        obj{"type": "array", "items": ref("PaidOffer")},
+				"note":          obj{"type": "string", "description": "Present while some combinations of the price list cannot be filled: names them."},
+			}},
 		"X402Success": obj{"type": "object", "required": []string{"meta", "questions"}, "properties": obj{
 			"meta": obj{"type": "object", "required": []string{"certification", "limit", "difficulty", "include_answer", "payment_verified", "price_paid_usdc"}, "properties": obj{
 				"certification": obj{"type": "string"}, "limit": obj{"type": "integer"},

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"slices"
 	"strings"
 	texttemplate "text/template"
 
@@ -240,9 +241,43 @@ type tierRow struct {
 
 type developersPage struct {
 	Example      string
+	X402Example  string // a paid link that answers 402: the example's, or another certification's with offers
+	NoOffers     bool   // no certification can fill a paid request: X402Example does not answer 402 yet
 	Tiers        []tierRow
 	Tools        []cardTool
 	NetworkTitle string
+	OfferLimits  []int      // the price list's sizes, the columns of Offers
+	Offers       []offerRow // what each certification's paid route can fill
+}
+
+// offerRow is one certification's paid offers on the developers page: for
+// each of the price list's sizes, the difficulties it can fill, or "none".
+type offerRow struct {
+	Name, Slug string
+	Cells      []string
+}
+
+// offerRows tabulates every certification's Offers by limit.
+func offerRows(m *model) []offerRow {
+	var rows []offerRow
+	for _, c := range m.Certs {
+		row := offerRow{Name: c.Cert.Name, Slug: c.Cert.Slug}
+		for _, e := range m.Site.Pricing.Entries {
+			var ds []string
+			for _, o := range c.Offers {
+				if o.Limit == e.Questions {
+					ds = append(ds, o.Difficulty)
+				}
+			}
+			cell := strings.Join(ds, ", ")
+			if cell == "" {
+				cell = "none"
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }
 
 func limitText(n int) string {
@@ -257,6 +292,21 @@ func (r *renderer) developers(m *model) ([]byte, error) {
 	if len(m.Certs) > 0 && m.Bank(p.Example) == nil {
 		p.Example = m.Certs[0].Cert.Slug
 	}
+	for _, c := range append([]*certStats{m.Bank(p.Example)}, m.Certs...) {
+		if c != nil && len(c.Offers) > 0 {
+			p.X402Example = c.X402URL
+			break
+		}
+	}
+	if p.X402Example == "" {
+		p.NoOffers = true
+		p.X402Example = m.Site.BaseURL + "/api/v1/x402?certification=" + p.Example
+		if limits := m.Site.Pricing.Limits(); len(limits) > 0 {
+			p.X402Example += fmt.Sprintf("&limit=%d", slices.Min(limits))
+		}
+	}
+	p.OfferLimits = m.Site.Pricing.Limits()
+	p.Offers = offerRows(m)
 	for _, t := range m.Site.Tiers {
 		var extras []string
 		if t.Pagination {

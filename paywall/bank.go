@@ -61,6 +61,9 @@ type index struct {
 	byID    map[string]*entry
 	samples map[string][]*entry // free sample per certification
 	certs   []certbank.Certification
+	// stock counts each certification's questions by difficulty, for the
+	// pay-per-request rule (certbank.Pricing.CanFill).
+	stock map[string]certbank.Stock
 }
 
 // paidQuizOpen is the pay-per-request shape without answer and explanation,
@@ -249,8 +252,13 @@ func newIndex(b *certbank.Bank) *index {
 		}
 		return ix.all[i].Q.ID < ix.all[j].Q.ID
 	})
+	ix.stock = map[string]certbank.Stock{}
 	for _, e := range ix.all {
 		ix.byCert[e.Cert.Slug] = append(ix.byCert[e.Cert.Slug], e)
+		if ix.stock[e.Cert.Slug] == nil {
+			ix.stock[e.Cert.Slug] = certbank.Stock{}
+		}
+		ix.stock[e.Cert.Slug][e.Q.Difficulty]++
 	}
 	for slug, ids := range b.Samples {
 		for _, id := range ids {

@@ -123,10 +123,13 @@ func (s *Server) handleX402(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cands := s.ix.matching(filter{Cert: cert.Slug, Difficulty: diff}, nil)
-	if len(cands) < limit {
-		return certbank.Errorf(certbank.Invalid, "only %d %s questions match this filter, fewer than limit=%d; lower the limit or drop the difficulty filter (nothing was charged)", len(cands), cert.Slug, limit)
+	// The rule the catalog, /.well-known/x402.json and the OpenAPI
+	// description advertise their offers by: a 402 only for what can be
+	// filled.
+	if err := site.Pricing.CheckOffer(cert.Slug, s.ix.stock[cert.Slug], limit, diff); err != nil {
+		return err
 	}
+	cands := s.ix.matching(filter{Cert: cert.Slug, Difficulty: diff}, nil)
 	if s.pay == nil {
 		return certbank.Errorf(certbank.Unavailable, "pay-per-request is not configured on this server")
 	}
