@@ -105,11 +105,47 @@ func (o overlayFS) ReadFile(name string) ([]byte, error) {
 
 func (o overlayFS) ReadDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(o.base, name) }
 
-// entry is one verification to record on a question.
+// entry is one verification or one calibration to record on a question.
 type entry struct {
 	id    string
-	v     certbank.Verification
+	v     *certbank.Verification // one of v and c is set
+	c     *certbank.Calibration
 	asked *Item // what the solver saw; the question must still read the same
+}
+
+// verificationEntry returns the entry recording v on question id.
+func verificationEntry(id string, v certbank.Verification) entry { return entry{id: id, v: &v} }
+
+// calibrationEntry returns the entry recording c on question id.
+func calibrationEntry(id string, c certbank.Calibration) entry { return entry{id: id, c: &c} }
+
+// entryLists are a question's verification and calibration lists.
+type entryLists struct {
+	v []certbank.Verification
+	c []certbank.Calibration
+}
+
+// change is what upserting an entry into a list did.
+type change int
+
+const (
+	added change = iota
+	replaced
+	unchanged
+)
+
+// upsertBy sets e in xs: it replaces the first element mine matches (and
+// drops the later ones it matches) or appends e.
+func upsertBy[E comparable](xs []E, e E, mine func(E) bool) ([]E, change) {
+	i := slices.IndexFunc(xs, mine)
+	switch {
+	case i < 0:
+		return append(xs, e), added
+	case xs[i] == e:
+		return xs, unchanged
+	}
+	xs[i] = e
+	return slices.Concat(xs[:i+1], slices.DeleteFunc(xs[i+1:], mine)), replaced
 }
 
 // recorded counts what record did.
@@ -127,7 +163,7 @@ var errChanged = errors.New("changed on disk while verify was editing it")
 // entry says what was asked, still reads the same (else the entry is
 // skipped as stale); edits the files in
 // memory; loads the edited tree and checks that it loads and that nothing
-// but the verification entries changed; and only then writes the files, each
+// but the verification and calibration entries changed; and only then writes the files, each
 // through a temporary file and a rename. On any problem no file changes.
 func (b *Bank) record(entries []entry) (recorded, error) {
 	var res recorded
@@ -149,11 +185,11 @@ func (b *Bank) recordOnce(entries []entry) (recorded, error) {
 	}
 	b.setContent(before)
 
-	// What each question's entries must be afterwards, and the edits per file.
-	want := map[string][]certbank.Verification{}
+	// What each question's lists must be afterwards, and the edits per file.
+	want := map[string]*entryLists{}
 	type edit struct {
 		id string
-		v  certbank.Verification
+		e  block
 	}
 	byFile := map[string][]edit{}
 	var files []string
@@ -164,30 +200,34 @@ func (b *Bank) recordOnce(entries []entry) (recorded, error) {
 			res.stale = append(res.stale, e.id)
 			continue
 		}
-		vs, ok := want[e.id]
+		l, ok := want[e.id]
 		if !ok {
-			vs = slices.Clone(q.Verifications)
+			l = &entryLists{slices.Clone(q.Verifications), slices.Clone(q.Calibrations)}
+			want[e.id] = l
 		}
-		i := slices.IndexFunc(vs, func(o certbank.Verification) bool { return o.Solver == e.v.Solver })
-		switch {
-		case i < 0:
-			vs = append(vs, e.v)
+		var ch change
+		var blk block
+		if e.v != nil {
+			l.v, ch = upsertBy(l.v, *e.v, func(o certbank.Verification) bool { return o.Solver == e.v.Solver })
+			blk = verificationBlock(*e.v)
+		} else {
+			l.c, ch = upsertBy(l.c, *e.c, func(o certbank.Calibration) bool { return o.Rater == e.c.Rater })
+			blk = calibrationBlock(*e.c)
+		}
+		switch ch {
+		case added:
 			res.added++
-		case vs[i] == e.v:
-			res.unchanged++
-			want[e.id] = vs
-			continue
-		default:
-			vs[i] = e.v
-			vs = slices.Concat(vs[:i+1], slices.DeleteFunc(vs[i+1:], func(o certbank.Verification) bool { return o.Solver == e.v.Solver }))
+		case replaced:
 			res.replaced++
+		case unchanged:
+			res.unchanged++
+			continue
 		}
-		want[e.id] = vs
 		rel := b.rel(src.File)
 		if _, ok := byFile[rel]; !ok {
 			files = append(files, rel)
 		}
-		byFile[rel] = append(byFile[rel], edit{e.id, e.v})
+		byFile[rel] = append(byFile[rel], edit{e.id, blk})
 	}
 	if len(files) == 0 {
 		return res, nil
@@ -202,7 +242,7 @@ func (b *Bank) recordOnce(entries []entry) (recorded, error) {
 		}
 		f := parseQuestionFile(data)
 		for _, e := range byFile[rel] {
-			if err := f.upsert(e.id, e.v); err != nil {
+			if err := f.upsert(e.id, e.e); err != nil {
 				probs = append(probs, generator.Problem{File: path.Join(b.dir, rel), Msg: err.Error()})
 			}
 		}
@@ -216,7 +256,7 @@ func (b *Bank) recordOnce(entries []entry) (recorded, error) {
 	if err != nil {
 		return recorded{}, fmt.Errorf("the edited files would not load (nothing was written; please report this):\n%w", err)
 	}
-	if err := sameExceptVerifications(before, after, want); err != nil {
+	if err := sameExceptLists(before, after, want); err != nil {
 		return recorded{}, err
 	}
 
@@ -230,23 +270,23 @@ func (b *Bank) recordOnce(entries []entry) (recorded, error) {
 	return res, nil
 }
 
-// sameExceptVerifications checks that after holds the same questions as
-// before, in the same places, and that only the verification entries in want
-// changed.
-func sameExceptVerifications(before, after *generator.Content, want map[string][]certbank.Verification) error {
+// sameExceptLists checks that after holds the same questions as before, in
+// the same places, and that only the verification and calibration entries in
+// want changed.
+func sameExceptLists(before, after *generator.Content, want map[string]*entryLists) error {
 	if len(before.Questions) != len(after.Questions) {
 		return fmt.Errorf("editing would change the number of questions from %d to %d; nothing was written (please report this)", len(before.Questions), len(after.Questions))
 	}
 	for i := range before.Questions {
 		x, y := before.Questions[i], after.Questions[i]
-		wantV, ok := want[x.ID]
-		if !ok {
-			wantV = x.Verifications
+		w := entryLists{x.Verifications, x.Calibrations}
+		if l, ok := want[x.ID]; ok {
+			w = *l
 		}
-		gotV := y.Verifications
-		x.Verifications, y.Verifications = nil, nil
-		if !reflect.DeepEqual(x, y) || !slices.Equal(gotV, wantV) {
-			return fmt.Errorf("editing %s:%d would change question %s beyond its verification entries; nothing was written (please report this)", before.Sources[i].File, before.Sources[i].Line, x.ID)
+		gotV, gotC := y.Verifications, y.Calibrations
+		x.Verifications, y.Verifications, x.Calibrations, y.Calibrations = nil, nil, nil, nil
+		if !reflect.DeepEqual(x, y) || !slices.Equal(gotV, w.v) || !slices.Equal(gotC, w.c) {
+			return fmt.Errorf("editing %s:%d would change question %s beyond its verification and calibration entries; nothing was written (please report this)", before.Sources[i].File, before.Sources[i].Line, x.ID)
 		}
 	}
 	return nil

@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -138,12 +139,46 @@ func mapKey(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
-// upsert sets solver v.Solver's verification entry on question id: it
-// replaces the solver's existing entry (and drops later duplicates of it),
-// appends a new entry to an existing verification list, or adds a
-// verification list at the end of the question. Nothing else in the file
-// changes.
-func (f *questionFile) upsert(id string, v certbank.Verification) error {
+// block is one entry of a question's verification or calibration list, as
+// verify writes it: the field naming who made the entry first, then the
+// rest, one "key: value" line each.
+type block struct {
+	list   string   // the question's key: "verification" or "calibration"
+	by     string   // the field that names who made the entry: "solver" or "rater"
+	who    string   // its value
+	fields []string // the entry's other lines, rendered
+}
+
+// lists are the question keys verify edits, in the order it writes them in
+// a question: a new list goes after the lists before it and before the
+// lists after it.
+var lists = []string{"verification", "calibration"}
+
+func verificationBlock(v certbank.Verification) block {
+	b := block{list: "verification", by: "solver", who: v.Solver, fields: []string{
+		"answer: " + string(v.Answer),
+		"date: " + v.Date,
+	}}
+	if v.Override != "" {
+		b.fields = append(b.fields, "override: "+strconv.Quote(v.Override))
+	}
+	return b
+}
+
+func calibrationBlock(c certbank.Calibration) block {
+	return block{list: "calibration", by: "rater", who: c.Rater, fields: []string{
+		"difficulty: " + string(c.Difficulty),
+		"level: " + string(c.Level),
+		"date: " + c.Date,
+	}}
+}
+
+// upsert sets e.who's entry in the e.list list of question id: it replaces
+// their existing entry (and drops later duplicates of it), appends a new
+// entry to an existing list, or adds the list to the question (after the
+// lists that come before it in lists, before those after it, else at the
+// end of the question). Nothing else in the file changes.
+func (f *questionFile) upsert(id string, e block) error {
 	qs, err := f.questions()
 	if err != nil {
 		return fmt.Errorf("cannot parse the file before editing it: %w", err)
@@ -156,63 +191,81 @@ func (f *questionFile) upsert(id string, v certbank.Verification) error {
 		return fmt.Errorf("question %s is written as a flow mapping ({...}); write it as a block mapping so verify can edit it", id)
 	}
 	keyCol := q.Column - 1
-	vals := mapValue(q, "verification")
+	vals := mapValue(q, e.list)
 	switch {
 	case vals == nil:
-		at := f.lastLine(q.Line-1, keyCol) + 1
-		f.splice(at, at, append([]string{indent(keyCol) + "verification:"}, renderEntry(keyCol+2, v)...))
+		at := f.newListAt(q, e.list)
+		f.splice(at, at, append([]string{indent(keyCol) + e.list + ":"}, renderEntry(keyCol+2, e)...))
 		return nil
 	case vals.Kind == yaml.ScalarNode && vals.Tag == "!!null",
 		vals.Kind == yaml.SequenceNode && len(vals.Content) == 0:
-		key := mapKey(q, "verification")
+		key := mapKey(q, e.list)
 		if vals.Line != key.Line && vals.Tag != "!!null" {
-			return fmt.Errorf("question %s: write its empty verification list on one line so verify can edit it", id)
+			return fmt.Errorf("question %s: write its empty %s list on one line so verify can edit it", id, e.list)
 		}
-		f.splice(key.Line-1, key.Line, append([]string{indent(keyCol) + "verification:"}, renderEntry(keyCol+2, v)...))
+		f.splice(key.Line-1, key.Line, append([]string{indent(keyCol) + e.list + ":"}, renderEntry(keyCol+2, e)...))
 		return nil
 	case vals.Kind != yaml.SequenceNode || vals.Style&yaml.FlowStyle != 0:
-		return fmt.Errorf("question %s: \"verification\" must be a block list (lines starting with \"- \") so verify can edit it", id)
+		return fmt.Errorf("question %s: %q must be a block list (lines starting with \"- \") so verify can edit it", id, e.list)
 	}
 
-	// Spans of the existing entries of this solver, and of the last entry.
-	type span struct{ from, to, dash int }
-	spanOf := func(e *yaml.Node) span {
-		from := f.entryStart(e)
-		dash := len(f.text(from)) - len(strings.TrimLeft(f.text(from), " "))
-		return span{from, f.lastLine(from, e.Column-1) + 1, dash}
-	}
 	var mine []span
-	for _, e := range vals.Content {
-		if e.Kind != yaml.MappingNode || e.Style&yaml.FlowStyle != 0 {
-			return fmt.Errorf("question %s: every verification entry must be a block mapping so verify can edit it", id)
+	for _, n := range vals.Content {
+		if n.Kind != yaml.MappingNode || n.Style&yaml.FlowStyle != 0 {
+			return fmt.Errorf("question %s: every %s entry must be a block mapping so verify can edit it", id, e.list)
 		}
-		if s := mapValue(e, "solver"); s != nil && strings.TrimSpace(s.Value) == v.Solver {
-			mine = append(mine, spanOf(e))
+		if s := mapValue(n, e.by); s != nil && strings.TrimSpace(s.Value) == e.who {
+			mine = append(mine, f.spanOf(n))
 		}
 	}
 	if len(mine) == 0 {
-		last := spanOf(vals.Content[len(vals.Content)-1])
-		f.splice(last.to, last.to, renderEntry(last.dash, v))
+		last := f.spanOf(vals.Content[len(vals.Content)-1])
+		f.splice(last.to, last.to, renderEntry(last.dash, e))
 		return nil
 	}
 	for i := len(mine) - 1; i > 0; i-- {
 		f.splice(mine[i].from, mine[i].to, nil)
 	}
-	f.splice(mine[0].from, mine[0].to, renderEntry(mine[0].dash, v))
+	f.splice(mine[0].from, mine[0].to, renderEntry(mine[0].dash, e))
 	return nil
 }
 
-// renderEntry renders a verification entry as list lines whose "-" is at
+// span is where a list entry is written: lines [from, to), its "-" at
 // column dash.
-func renderEntry(dash int, v certbank.Verification) []string {
-	in := indent(dash + 2)
-	lines := []string{
-		indent(dash) + "- solver: " + scalar(v.Solver),
-		in + "answer: " + string(v.Answer),
-		in + "date: " + v.Date,
+type span struct{ from, to, dash int }
+
+func (f *questionFile) spanOf(n *yaml.Node) span {
+	from := f.entryStart(n)
+	dash := len(f.text(from)) - len(strings.TrimLeft(f.text(from), " "))
+	return span{from, f.lastLine(from, n.Column-1) + 1, dash}
+}
+
+// newListAt returns the line (0-based) where a new list named list goes in
+// question q: right after the last list that comes before it in lists,
+// else right before the first list after it, else at the end of q.
+func (f *questionFile) newListAt(q *yaml.Node, list string) int {
+	i := slices.Index(lists, list)
+	for _, before := range slices.Backward(lists[:i]) {
+		if vals := mapValue(q, before); vals != nil {
+			if vals.Kind == yaml.SequenceNode && len(vals.Content) > 0 && vals.Style&yaml.FlowStyle == 0 {
+				return f.spanOf(vals.Content[len(vals.Content)-1]).to
+			}
+			return f.lastLine(vals.Line-1, q.Column) + 1
+		}
 	}
-	if v.Override != "" {
-		lines = append(lines, in+"override: "+strconv.Quote(v.Override))
+	for _, after := range lists[i+1:] {
+		if key := mapKey(q, after); key != nil {
+			return key.Line - 1
+		}
+	}
+	return f.lastLine(q.Line-1, q.Column-1) + 1
+}
+
+// renderEntry renders e as list lines whose "-" is at column dash.
+func renderEntry(dash int, e block) []string {
+	lines := []string{indent(dash) + "- " + e.by + ": " + scalar(e.who)}
+	for _, l := range e.fields {
+		lines = append(lines, indent(dash+2)+l)
 	}
 	return lines
 }

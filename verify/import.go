@@ -132,7 +132,7 @@ func (b *Bank) Import(solver, date string, paths ...string) (Counts, error) {
 				}
 				break
 			}
-			entries = append(entries, entry{id: q.ID, v: v})
+			entries = append(entries, verificationEntry(q.ID, v))
 			if l == q.Answer {
 				counts.Agree++
 			} else {

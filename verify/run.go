@@ -201,7 +201,9 @@ func (b *Bank) Run(ctx context.Context, o RunOptions) (*RunResult, error) {
 			var se *solverError
 			switch {
 			case a.err == nil:
-				batch = append(batch, entry{id: a.item.ID, v: certbank.Verification{Solver: a.solver.Name, Answer: a.letter, Date: o.Date}, asked: &a.item})
+				e := verificationEntry(a.item.ID, certbank.Verification{Solver: a.solver.Name, Answer: a.letter, Date: o.Date})
+				e.asked = &a.item
+				batch = append(batch, e)
 				res.Answers++
 				if a.letter == a.key {
 					res.Agree++

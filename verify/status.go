@@ -105,7 +105,7 @@ func (b *Bank) Override(id, solver, reason string) error {
 			return certbank.Errorf(certbank.Invalid, "%s chose the stored answer %s of question %s; there is no disagreement to override", solver, v.Answer, id)
 		}
 		v.Override = reason
-		_, err := b.record([]entry{{id: id, v: v}})
+		_, err := b.record([]entry{verificationEntry(id, v)})
 		return err
 	}
 	if len(solvers) == 0 {
