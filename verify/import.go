@@ -38,7 +38,7 @@ func appendNew(xs []string, ys ...string) []string {
 	return xs
 }
 
-// Import records the answers on the filled sheets (JSON or CSV) at paths as
+// Import records the answers on the filled sheets (JSON, CSV or text) at paths as
 // verification entries of solver, dated date (today when empty). A solver's
 // earlier entry on a question is replaced, so importing a sheet twice
 // changes nothing the second time; a reviewed override stays when the
@@ -102,15 +102,7 @@ func (b *Bank) Import(solver, date string, paths ...string) (Counts, error) {
 			if sheetCert != "" && q.Certification != sheetCert {
 				bad(p, r.Line, "question %s belongs to %s, not to the sheet's certification %s", r.ID, q.Certification, sheetCert)
 			}
-			want := itemOf(q)
-			if normalize(r.Question) != want.Question {
-				bad(p, r.Line, "question %s: the question text differs from the bank; the sheet was edited or the question changed since export, export a new sheet", r.ID)
-			}
-			for _, l := range certbank.Letters {
-				if normalize(r.Options.Get(l)) != want.Options.Get(l) {
-					bad(p, r.Line, "question %s: option %s differs from the bank; the sheet was edited or the question changed since export, export a new sheet", r.ID, l)
-				}
-			}
+			checkItem(p, r.TextLine(), r.Item, q, bad)
 			if r.Answer == "" {
 				bad(p, r.Line, "question %s has no answer; write A, B, C or D", r.ID)
 				continue
@@ -150,4 +142,18 @@ func (b *Bank) Import(solver, date string, paths ...string) (Counts, error) {
 	counts.Answers = len(entries)
 	counts.add(r)
 	return counts, nil
+}
+
+// checkItem reports (through bad, at file:line) where the item a sheet
+// shows differs from question q as the bank has it now.
+func checkItem(file string, line int, it Item, q *certbank.Question, bad func(file string, line int, format string, args ...any)) {
+	want := itemOf(q)
+	if normalize(it.Question) != want.Question {
+		bad(file, line, "question %s: the question text differs from the bank; the sheet was edited or the question changed since export, export a new sheet", it.ID)
+	}
+	for _, l := range certbank.Letters {
+		if normalize(it.Options.Get(l)) != want.Options.Get(l) {
+			bad(file, line, "question %s: option %s differs from the bank; the sheet was edited or the question changed since export, export a new sheet", it.ID, l)
+		}
+	}
 }

@@ -51,13 +51,28 @@ type Sheet struct {
 	Certification string `json:"certification"`
 	Instructions  string `json:"instructions"`
 	Questions     []Row  `json:"questions"`
+	// Batch and Batches say which part of a split sheet this is (text
+	// sheets show it); zero for a whole sheet.
+	Batch   int `json:"-"`
+	Batches int `json:"-"`
 }
 
 // Row is one question of a sheet and the letter the solver wrote.
 type Row struct {
 	Item
 	Answer string `json:"answer"`
-	Line   int    `json:"-"` // where the row starts in a read sheet
+	Line   int    `json:"-"` // where the row starts in a read sheet (text sheets: its ANSWERS line)
+	// ItemLine is where a text sheet shows the question; 0 for JSON and CSV.
+	ItemLine int `json:"-"`
+}
+
+// TextLine returns the line where the row's question text is: ItemLine for
+// text sheets, else Line.
+func (r Row) TextLine() int {
+	if r.ItemLine > 0 {
+		return r.ItemLine
+	}
+	return r.Line
 }
 
 // Instructions is the text at the top of every JSON sheet.
@@ -73,33 +88,95 @@ type Format string
 const (
 	JSON Format = "json"
 	CSV  Format = "csv"
+	Text Format = "text" // files end in .txt
 )
 
-// ParseFormat returns the format named s.
-func ParseFormat(s string) (Format, error) {
-	switch f := Format(strings.ToLower(s)); f {
-	case JSON, CSV:
-		return f, nil
+// Ext returns the file name extension of the format, with its dot.
+func (f Format) Ext() string {
+	if f == Text {
+		return ".txt"
 	}
-	return "", certbank.Errorf(certbank.Invalid, "format %q is not json or csv", s)
+	return "." + string(f)
 }
 
-// Sheet returns the blind answer sheet of certification slug, in bank order.
-// With unanswered set, it holds only the questions that solver has not
-// answered yet.
-func (b *Bank) Sheet(slug, unanswered string) (*Sheet, error) {
+// ParseFormat returns the format named s (text, json or csv; txt for text).
+func ParseFormat(s string) (Format, error) {
+	switch f := Format(strings.ToLower(s)); f {
+	case JSON, CSV, Text:
+		return f, nil
+	case "txt":
+		return Text, nil
+	}
+	return "", certbank.Errorf(certbank.Invalid, "format %q is not text, json or csv", s)
+}
+
+// Filter selects the questions of an answer sheet. The zero Filter selects
+// every question of the certification.
+type Filter struct {
+	// UnansweredBy leaves out the questions this solver has answered.
+	UnansweredBy string
+	// Disagreeing keeps only the questions on which a solver chose another
+	// letter than the key and no override records a review: the ones a third
+	// solver should see.
+	Disagreeing bool
+}
+
+func (f Filter) keep(q *certbank.Question) bool {
+	if f.UnansweredBy != "" && answeredBy(q, f.UnansweredBy) {
+		return false
+	}
+	if f.Disagreeing {
+		if _, disagree := q.Agreeing(); len(disagree) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// Sheet returns the blind answer sheet of certification slug: the questions
+// f selects, in bank order.
+func (b *Bank) Sheet(slug string, f Filter) (*Sheet, error) {
 	if err := b.certification(slug); err != nil {
 		return nil, err
 	}
 	s := &Sheet{Certification: slug, Instructions: Instructions, Questions: []Row{}}
 	for i := range b.content.Questions {
 		q := &b.content.Questions[i]
-		if q.Certification != slug || unanswered != "" && answeredBy(q, unanswered) {
-			continue
+		if q.Certification == slug && f.keep(q) {
+			s.Questions = append(s.Questions, Row{Item: itemOf(q)})
 		}
-		s.Questions = append(s.Questions, Row{Item: itemOf(q)})
 	}
 	return s, nil
+}
+
+// DefaultBatch is how many questions a batch sheet holds at most.
+const DefaultBatch = 50
+
+// Split returns the sheet as batches of at most n questions each, in order,
+// numbered from 1; none when the sheet has no questions.
+func (s *Sheet) Split(n int) []*Sheet {
+	parts := split(s.Questions, n)
+	out := make([]*Sheet, len(parts))
+	for i, p := range parts {
+		b := *s
+		b.Questions, b.Batch, b.Batches = p, i+1, len(parts)
+		out[i] = &b
+	}
+	return out
+}
+
+// split cuts xs into parts of at most n elements (n < 1: one part).
+func split[E any](xs []E, n int) [][]E {
+	if n < 1 {
+		n = len(xs)
+	}
+	var parts [][]E
+	for len(xs) > 0 {
+		k := min(n, len(xs))
+		parts = append(parts, xs[:k:k])
+		xs = xs[k:]
+	}
+	return parts
 }
 
 // answeredBy reports whether solver has an entry on q.
@@ -114,8 +191,14 @@ func answeredBy(q *certbank.Question, solver string) bool {
 
 // Write writes the sheet in format f.
 func (s *Sheet) Write(w io.Writer, f Format) error {
-	if f == CSV {
+	switch f {
+	case CSV:
 		return s.writeCSV(w)
+	case Text:
+		var tw textWriter
+		s.writeText(&tw)
+		_, err := w.Write(tw.buf.Bytes())
+		return err
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -136,16 +219,21 @@ func (s *Sheet) writeCSV(w io.Writer) error {
 	return cw.Error()
 }
 
-// ReadSheet reads a filled sheet, JSON or CSV (told apart by the content).
-// name is how the file is named in problems. A sheet that cannot be read
-// returns generator.Problems with file:line.
+// ReadSheet reads a filled sheet, JSON, CSV or text (told apart by the
+// content). name is how the file is named in problems. A sheet that cannot
+// be read returns generator.Problems with file:line; for a text sheet, every
+// problem of its shape (a question without its ANSWERS line, an id repeated
+// or not on the sheet, a line that is not "<id>: <letter>").
 func ReadSheet(name string, data []byte) (*Sheet, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	var s *Sheet
 	var err error
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '{' {
+	switch t := bytes.TrimLeft(data, " \t\r\n"); {
+	case len(t) > 0 && t[0] == '{':
 		s, err = readJSON(data)
-	} else {
+	case isTextSheet(data):
+		return readTextSheet(name, data)
+	default:
 		s, err = readCSV(data)
 	}
 	if err != nil {

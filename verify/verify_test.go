@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -111,7 +112,7 @@ func inserted(t *testing.T, before, after string) []string {
 // to a file outside the content tree.
 func writeSheet(t *testing.T, dir, slug string, f verify.Format, answers map[string]string) string {
 	t.Helper()
-	s, err := mustOpen(t, dir).Sheet(slug, "")
+	s, err := mustOpen(t, dir).Sheet(slug, verify.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,11 +153,13 @@ func TestSheet(t *testing.T) {
 	}{
 		{"scrum-psm1", verify.JSON, scrumIDs},
 		{"scrum-psm1", verify.CSV, scrumIDs},
+		{"scrum-psm1", verify.Text, scrumIDs},
 		{"cissp", verify.JSON, []string{custodian, ssd}},
 		{"cissp", verify.CSV, []string{custodian, ssd}},
+		{"cissp", verify.Text, []string{custodian, ssd}},
 	} {
 		t.Run(tc.slug+"/"+string(tc.f), func(t *testing.T) {
-			s, err := b.Sheet(tc.slug, "")
+			s, err := b.Sheet(tc.slug, verify.Filter{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,7 +168,7 @@ func TestSheet(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := buf.String()
-			for _, leak := range []string{"EXPLAIN-", "explanation", "domain", "difficulty", "Scrum Framework", "Asset Security", "medium", "easy", "references"} {
+			for _, leak := range []string{"EXPLAIN-", "explanation", "domain", "difficulty", "Scrum Framework", "Asset Security", "medium", "easy", "references", "objective", "tests", "Key:", "2.1"} {
 				if strings.Contains(out, leak) {
 					t.Errorf("the sheet contains %q:\n%s", leak, out)
 				}
@@ -192,9 +195,36 @@ func TestSheet(t *testing.T) {
 				t.Errorf("ids = %v, want %v", ids, tc.ids)
 			}
 
-			if tc.f == verify.CSV {
+			switch tc.f {
+			case verify.CSV:
 				if first, _, _ := strings.Cut(out, "\n"); first != "id,question,A,B,C,D,answer" {
 					t.Errorf("CSV header = %q", first)
+				}
+				return
+			case verify.Text:
+				// The header says how to answer; the sheet ends with one
+				// "<id>: " line per question, in sheet order.
+				for _, want := range []string{"CERTBANK ANSWER SHEET\nCertification: " + tc.slug + "\n", "How to answer", "ANSWERS block", "certbank verify import --solver"} {
+					if !strings.Contains(out, want) {
+						t.Errorf("the text sheet lacks %q:\n%s", want, out)
+					}
+				}
+				var block []string
+				for _, id := range tc.ids {
+					block = append(block, id+": ")
+				}
+				if want := "\n\nANSWERS\n" + strings.Join(block, "\n") + "\n"; !strings.HasSuffix(out, want) {
+					t.Errorf("the text sheet does not end with\n%s\n%s", want, out)
+				}
+				for i, id := range tc.ids {
+					if head := fmt.Sprintf("\nQuestion %d of %d (id %s)\n", i+1, len(tc.ids), id); !strings.Contains(out, head) {
+						t.Errorf("no line %q", strings.TrimSpace(head))
+					}
+				}
+				for _, l := range strings.Split(out, "\n") {
+					if len(l) > 88 {
+						t.Errorf("line longer than 88 characters: %q", l)
+					}
 				}
 				return
 			}
@@ -239,7 +269,7 @@ func TestSheet(t *testing.T) {
 func TestSheetUnanswered(t *testing.T) {
 	t.Parallel()
 	b := mustOpen(t, fixture(t))
-	s, err := b.Sheet("scrum-psm1", humanExpert)
+	s, err := b.Sheet("scrum-psm1", verify.Filter{UnansweredBy: humanExpert})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,14 +281,14 @@ func TestSheetUnanswered(t *testing.T) {
 	if len(s.Questions) != len(scrumIDs)-1 {
 		t.Errorf("%d questions, want %d", len(s.Questions), len(scrumIDs)-1)
 	}
-	if _, err := b.Sheet("pmp", ""); certbank.ErrorCode(err) != certbank.Invalid {
+	if _, err := b.Sheet("pmp", verify.Filter{}); certbank.ErrorCode(err) != certbank.Invalid {
 		t.Errorf("Sheet(pmp) error = %v, want an Invalid error", err)
 	}
 }
 
 func TestImportRoundTrip(t *testing.T) {
 	t.Parallel()
-	for _, f := range []verify.Format{verify.JSON, verify.CSV} {
+	for _, f := range []verify.Format{verify.JSON, verify.CSV, verify.Text} {
 		t.Run(string(f), func(t *testing.T) {
 			t.Parallel()
 			dir := fixture(t)

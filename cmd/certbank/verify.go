@@ -26,7 +26,7 @@ func (a *app) newVerifyCmd() *cobra.Command {
 quality.min_agreeing_solvers (site.yaml) independent solvers chose its stored answer
 without seeing it, and none chose another answer without a reviewed override.
 
-  certbank verify sheet      export a blind answer sheet (no answers, no explanations)
+  certbank verify sheet      export blind answer sheets (no answers, no explanations)
   certbank verify import     record a filled sheet as one solver's answers
   certbank verify run        ask a model (openai:) or a program (cmd:) every missing question
   certbank verify status     what is verified, pending and disagreeing
@@ -69,97 +69,221 @@ func verifyErr(err error) error {
 
 type openBank func() (*verify.Bank, error)
 
+// verifySheetOptions are the flags of "certbank verify sheet".
+type verifySheetOptions struct {
+	slug, out, format, dir string
+	all, force             bool
+	filter                 verify.Filter
+	solver                 string // --solver, the old name of --unanswered-by
+	batch                  int
+	batchSet               bool
+}
+
 func (a *app) newVerifySheetCmd(open openBank) *cobra.Command {
-	var slug, out, format, dir, solver string
-	var all, force bool
+	o := &verifySheetOptions{}
 	cmd := &cobra.Command{
-		Use:   "sheet --certification SLUG [--out FILE] [--format json|csv] | --all --dir DIR",
-		Short: "Export a blind answer sheet: ids, questions and options, no answers",
-		Long: `Writes the questions of a certification as a blind answer sheet for a solver to
-fill in: id, question and options A-D, with an empty "answer". Keys, explanations,
-domains and difficulties are left out. JSON (the default) or CSV with the header
-id,question,A,B,C,D,answer. Without --out the sheet goes to stdout; --all --dir DIR
-writes DIR/<slug>.json (or .csv) for every certification. An existing file is not
-overwritten without --force, as it may hold a solver's answers.`,
+		Use:   "sheet (--certification SLUG | --all) --dir DIR [--batch 50] [--unanswered-by SOLVER] [--disagreeing] | --certification SLUG [--out FILE] [--format json|csv|text]",
+		Short: "Export blind answer sheets: ids, questions and options, no answers",
+		Long: `Writes the questions of a certification as blind answer sheets for a solver to
+fill in: id, question and options A-D. Keys, explanations, domains, difficulties,
+objectives and tests lines are left out.
+
+With --dir DIR, the questions are split into batch sheets of at most --batch (50)
+questions, DIR/<slug>-01.txt, DIR/<slug>-02.txt, ...: plain text with a header that
+says how to answer, each question, and at the end an ANSWERS block of one "<id>: "
+line per question, where the solver writes the letter. --all does this for every
+certification. --format json or csv writes the batches as DIR/<slug>-01.json (or
+.csv) instead.
+
+Without --dir, one sheet of the whole certification goes to --out FILE, or to
+stdout: JSON (the default, or by FILE's extension .csv / .txt), or --format csv
+(header id,question,A,B,C,D,answer) or text.
+
+--unanswered-by SOLVER (or --solver) leaves out the questions SOLVER has answered;
+--disagreeing keeps only the questions a solver answered otherwise than the key
+with no override recorded, for a third solver. An existing file is not overwritten
+without --force, as it may hold a solver's answers.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			switch {
-			case all == (slug != ""):
-				return usagef("give --certification SLUG, or --all with --dir DIR")
-			case all && dir == "":
-				return usagef("--all writes one sheet per certification into --dir DIR; give --dir")
-			case all && out != "":
-				return usagef("--out names one sheet; with --all use --dir DIR")
-			case !all && dir != "":
-				return usagef("--dir is for --all; for one certification use --out FILE")
-			}
-			if format == "" {
-				format = "json"
-				if strings.EqualFold(filepath.Ext(out), ".csv") {
-					format = "csv"
-				}
-			}
-			f, err := verify.ParseFormat(format)
-			if err != nil {
-				return verifyErr(err)
-			}
-			b, err := open()
-			if err != nil {
-				return err
-			}
-			write := func(slug, path string) (int, error) {
-				s, err := b.Sheet(slug, solver)
-				if err != nil {
-					return 0, verifyErr(err)
-				}
-				switch {
-				case path == "":
-					return len(s.Questions), s.Write(a.stdout, f)
-				case all && len(s.Questions) == 0:
-					return 0, nil // nothing to answer: no sheet
-				}
-				if _, err := os.Stat(path); err == nil && !force {
-					return 0, usagef("%s exists and may hold a solver's answers; pass --force to overwrite it", path)
-				}
-				var buf bytes.Buffer
-				if err := s.Write(&buf, f); err != nil {
-					return 0, err
-				}
-				return len(s.Questions), os.WriteFile(path, buf.Bytes(), 0o644)
-			}
-			if !all {
-				n, err := write(slug, out)
-				if err == nil && out != "" {
-					fmt.Fprintf(a.stdout, "wrote %d questions of %s to %s\n", n, slug, out)
-				}
-				return err
-			}
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			sheets, total := 0, 0
-			for _, c := range b.Content().Certifications {
-				n, err := write(c.Slug, filepath.Join(dir, c.Slug+"."+string(f)))
-				if err != nil {
-					return err
-				}
-				if n > 0 {
-					sheets++
-					total += n
-				}
-			}
-			fmt.Fprintf(a.stdout, "wrote %d sheet(s) with %d questions to %s\n", sheets, total, dir)
-			return nil
+			o.batchSet = cmd.Flags().Changed("batch")
+			return a.runVerifySheet(open, o)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&slug, "certification", "", "the certification slug")
-	fl.StringVar(&out, "out", "", "write the sheet to FILE instead of stdout")
-	fl.StringVar(&format, "format", "", "json or csv (default json, or csv when --out ends in .csv)")
-	fl.BoolVar(&all, "all", false, "one sheet per certification, into --dir")
-	fl.StringVar(&dir, "dir", "", "directory for --all")
-	fl.StringVar(&solver, "solver", "", "only the questions solver NAME has not answered yet")
-	fl.BoolVar(&force, "force", false, "overwrite existing sheet files")
+	fl.StringVar(&o.slug, "certification", "", "the certification slug")
+	fl.BoolVar(&o.all, "all", false, "every certification (with --dir)")
+	fl.StringVar(&o.dir, "dir", "", "write batch sheets DIR/<slug>-NN.txt")
+	fl.IntVar(&o.batch, "batch", verify.DefaultBatch, "questions per batch sheet (with --dir)")
+	fl.StringVar(&o.out, "out", "", "write one sheet to FILE instead of stdout")
+	fl.StringVar(&o.format, "format", "", "text, json or csv (default text with --dir, else json, or by --out's extension)")
+	fl.StringVar(&o.filter.UnansweredBy, "unanswered-by", "", "leave out the questions solver NAME has answered")
+	fl.StringVar(&o.solver, "solver", "", "the same as --unanswered-by")
+	fl.BoolVar(&o.filter.Disagreeing, "disagreeing", false, "only questions a solver disagrees on, without override (for a third solver)")
+	fl.BoolVar(&o.force, "force", false, "overwrite existing sheet files")
 	return cmd
+}
+
+func (a *app) runVerifySheet(open openBank, o *verifySheetOptions) error {
+	switch {
+	case o.all == (o.slug != ""):
+		return usagef("give --certification SLUG, or --all with --dir DIR")
+	case o.all && o.dir == "":
+		return usagef("--all writes sheets for every certification into --dir DIR; give --dir")
+	case o.out != "" && o.dir != "":
+		return usagef("--out names one sheet and --dir a directory of batch sheets; give one of them")
+	case o.batchSet && o.dir == "":
+		return usagef("--batch splits the sheets written into --dir DIR; give --dir")
+	case o.batch < 1:
+		return usagef("--batch must be at least 1, not %d", o.batch)
+	case o.solver != "" && o.filter.UnansweredBy != "" && o.solver != o.filter.UnansweredBy:
+		return usagef("--solver is another name for --unanswered-by; give one of them")
+	}
+	if o.solver != "" {
+		o.filter.UnansweredBy = o.solver
+	}
+	format := o.format
+	if format == "" {
+		switch ext := strings.ToLower(filepath.Ext(o.out)); {
+		case o.dir != "", ext == ".txt":
+			format = "text"
+		case ext == ".csv":
+			format = "csv"
+		default:
+			format = "json"
+		}
+	}
+	f, err := verify.ParseFormat(format)
+	if err != nil {
+		return verifyErr(err)
+	}
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	if o.dir == "" {
+		s, err := b.Sheet(o.slug, o.filter)
+		if err != nil {
+			return verifyErr(err)
+		}
+		if o.out == "" {
+			return s.Write(a.stdout, f)
+		}
+		var buf bytes.Buffer
+		if err := s.Write(&buf, f); err != nil {
+			return err
+		}
+		if err := writeNew([]sheetFile{{o.out, buf.Bytes()}}, o.force); err != nil {
+			return err
+		}
+		fmt.Fprintf(a.stdout, "wrote %d questions of %s to %s\n", len(s.Questions), o.slug, o.out)
+		return nil
+	}
+
+	slugs := []string{o.slug}
+	if o.all {
+		slugs = nil
+		for _, c := range b.Content().Certifications {
+			slugs = append(slugs, c.Slug)
+		}
+	}
+	var files []sheetFile
+	var report []string
+	total := 0
+	for _, slug := range slugs {
+		s, err := b.Sheet(slug, o.filter)
+		if err != nil {
+			return verifyErr(err)
+		}
+		parts := s.Split(o.batch)
+		names := batchNames(o.dir, slug, len(parts), f.Ext())
+		for i, p := range parts {
+			var buf bytes.Buffer
+			if err := p.Write(&buf, f); err != nil {
+				return err
+			}
+			files = append(files, sheetFile{names[i], buf.Bytes()})
+		}
+		if len(parts) > 0 {
+			report = append(report, fmt.Sprintf("%s: %d questions in %s", slug, len(s.Questions), fileRange(names)))
+			total += len(s.Questions)
+		}
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(a.stdout, "no questions to answer%s; no sheet written\n", describeFilter(o.filter))
+		return nil
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	if err := writeNew(files, o.force); err != nil {
+		return err
+	}
+	for _, r := range report {
+		fmt.Fprintln(a.stdout, r)
+	}
+	fmt.Fprintf(a.stdout, "wrote %d sheet(s) with %d questions to %s\n", len(files), total, o.dir)
+	return nil
+}
+
+// describeFilter says what f selected, for messages.
+func describeFilter(f verify.Filter) string {
+	var parts []string
+	if f.UnansweredBy != "" {
+		parts = append(parts, fmt.Sprintf("unanswered by %q", f.UnansweredBy))
+	}
+	if f.Disagreeing {
+		parts = append(parts, "with an unresolved disagreement")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " " + strings.Join(parts, " and ")
+}
+
+// sheetFile is a sheet to write.
+type sheetFile struct {
+	path string
+	data []byte
+}
+
+// writeNew writes the files, refusing (before writing any) when one exists
+// and force is not set: a sheet may hold someone's answers.
+func writeNew(files []sheetFile, force bool) error {
+	if !force {
+		var exist []string
+		for _, f := range files {
+			if _, err := os.Stat(f.path); err == nil {
+				exist = append(exist, f.path)
+			}
+		}
+		if len(exist) > 0 {
+			return usagef("%s already exist(s) and may hold someone's answers; nothing was written: pass --force to overwrite, or choose another directory", strings.Join(exist, ", "))
+		}
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f.path, f.data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// batchNames returns the file names of n batch sheets of slug in dir:
+// <slug>-01<ext>, ... (three digits and more when n needs them).
+func batchNames(dir, slug string, n int, ext string) []string {
+	width := max(2, len(fmt.Sprint(n)))
+	names := make([]string, n)
+	for i := range names {
+		names[i] = filepath.Join(dir, fmt.Sprintf("%s-%0*d%s", slug, width, i+1, ext))
+	}
+	return names
+}
+
+// fileRange names a list of files briefly: "a", or "a ... z (n sheets)".
+func fileRange(names []string) string {
+	if len(names) == 1 {
+		return filepath.Base(names[0])
+	}
+	return fmt.Sprintf("%d sheets, %s ... %s", len(names), filepath.Base(names[0]), filepath.Base(names[len(names)-1]))
 }
 
 func (a *app) newVerifyImportCmd(open openBank) *cobra.Command {
@@ -167,14 +291,17 @@ func (a *app) newVerifyImportCmd(open openBank) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "import --solver NAME [--date YYYY-MM-DD] FILE...",
 		Short: "Record filled answer sheets as one solver's verification entries",
-		Long: `Reads filled answer sheets (JSON or CSV, told apart by their content) and records
-each answer as a verification entry {solver: NAME, answer, date} on its question,
-editing the question files in place. A solver's earlier entry on a question is
-replaced, so importing the same sheet twice changes nothing.
+		Long: `Reads filled answer sheets (text, JSON or CSV, told apart by their content) and
+records each answer as a verification entry {solver: NAME, answer, date} on its
+question, editing the question files in place. A solver's earlier entry on a
+question is replaced, so importing the same sheet twice changes nothing.
 
-Every sheet is checked first. Unknown or duplicate ids, question or option texts
-that differ from the bank, and empty or invalid answers refuse the whole import
-(exit 3, one file:line message each) and no file changes.
+On a text sheet the answers are the "<id>: <letter>" lines of its ANSWERS block
+(the letter in either case, spaces anywhere). Every sheet is checked first: a
+question of the sheet without its ANSWERS line, an id repeated or not on the sheet,
+an id unknown to the bank, question or option texts that differ from the bank, and
+empty or invalid letters refuse the whole import (exit 3, one file:line message
+each, naming the question) and no file changes.
 
 NAME is published as quality evidence: describe honestly who answered, e.g.
 "J. Doe (CISSP holder), closed book".`,
