@@ -4,13 +4,14 @@ pragma solidity 0.8.37;
 /// @title TestUSDC, a minimal EIP-3009 token for certbank's development chain.
 ///
 /// @notice DEVELOPMENT ONLY. It imitates the parts of Circle's FiatToken (USDC)
-/// that x402 payments touch: the EIP-712 domain ("USD Coin", version "2"),
+/// that x402 payments touch: the EIP-712 domain ("USDC", version "2", as Base
+/// Sepolia USDC signs; never Base mainnet's "USD Coin"),
 /// ERC-20 balances and transfers, and EIP-3009 transfer/receive/cancel with
 /// authorization, including the ERC-7598 `bytes signature` overloads. Revert
 /// strings follow FiatToken's wording so that tools that classify FiatToken
 /// reverts classify these the same way.
 ///
-/// certbank places the *runtime* bytecode at the Base USDC address through the
+/// certbank places the *runtime* bytecode at the Base Sepolia USDC address through the
 /// genesis alloc of a simulated chain, so no constructor ever runs. Everything
 /// is therefore either a constant or computed at call time (the domain
 /// separator uses block.chainid and address(this) on every call), and the only
@@ -34,8 +35,9 @@ contract TestUSDC {
     mapping(address => uint256) private _balances;
     mapping(address => mapping(bytes32 => bool)) private _authorizationStates;
 
-    /// @notice The EIP-712 domain name, as on Base mainnet USDC.
-    string public constant name = "USD Coin";
+    /// @notice The EIP-712 domain name, as on Base Sepolia USDC (a test network):
+    /// a signature for this token is never valid for Base mainnet USDC ("USD Coin").
+    string public constant name = "USDC";
     /// @notice The EIP-712 domain version, as on every FiatToken v2.
     string public constant version = "2";
     /// @notice The token symbol.

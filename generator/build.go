@@ -74,6 +74,9 @@ func Build(c *Content, opt Options) (*Output, error) {
 	if _, err := time.Parse(time.DateOnly, date); err != nil {
 		return nil, fmt.Errorf("build date %q must look like 2026-11-21", date)
 	}
+	if c.Site.Payment.PayTo == "" {
+		return nil, fmt.Errorf("the site has no payee: set payment.pay_to in site.yaml or pass --pay-to ADDRESS")
+	}
 	m := &model{Site: c.Site, Date: date, Authored: len(c.Questions)}
 	m.Network, _ = certbank.LookupNetwork(c.Site.Payment.Network)
 	m.Published = publish(c)

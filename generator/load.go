@@ -333,7 +333,7 @@ func parseSite(r *reader, data []byte) certbank.Site {
 		if s.Payment.Network == "base-mainnet" {
 			s.Payment.Network = "base"
 		}
-		s.Payment.PayTo = r.str(pm, p, "pay_to", "payment", true)
+		s.Payment.PayTo = r.str(pm, p, "pay_to", "payment", false)
 		if s.Payment.PayTo != "" && !addrRE.MatchString(s.Payment.PayTo) {
 			r.add(pm["pay_to"], "pay_to must be a 0x-prefixed 20-byte hex address, not %q", s.Payment.PayTo)
 		}
@@ -346,7 +346,7 @@ func parseSite(r *reader, data []byte) certbank.Site {
 		}
 		s.Payment.Description = r.str(pm, p, "description", "payment", false)
 	} else {
-		r.add(root, "site.yaml is missing \"payment\"; add network and pay_to")
+		r.add(root, "site.yaml is missing \"payment\"; add its network (base-sepolia for development)")
 	}
 	return s
 }

@@ -213,8 +213,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	if pi == nil {
 		t.Fatal("GET /api/v1/x402 has no x-payment-info")
 	}
-	if pi["network"] != "base" || pi["payTo"] != c.Site.Payment.PayTo || pi["currency"] != "USDC" {
-		t.Errorf("x-payment-info: network %v, payTo %v, currency %v; want base, %s, USDC", pi["network"], pi["payTo"], pi["currency"], c.Site.Payment.PayTo)
+	if pi["network"] != c.Site.Payment.Network || pi["payTo"] != c.Site.Payment.PayTo || pi["currency"] != "USDC" {
+		t.Errorf("x-payment-info: network %v, payTo %v, currency %v; want %s, %s, USDC", pi["network"], pi["payTo"], pi["currency"], c.Site.Payment.Network, c.Site.Payment.PayTo)
 	}
 	prices, _ := json.Marshal(pi["prices"])
 	for _, want := range []string{`"include_answer_true":"10000"`, `"include_answer_false":"7000"`, `"include_answer_true":"40000"`, `"include_answer_false":"28000"`} {

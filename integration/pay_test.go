@@ -24,7 +24,7 @@ import (
 // bad input of issue 4 with its exact status and reason, replays, and what
 // happens when settlement fails.
 
-const payTo = "0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf"
+const payTo = "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6"
 
 type payEnv struct {
 	srv   *httptest.Server
@@ -62,7 +62,7 @@ var (
 func devChain(t *testing.T) *x402.DevChain {
 	t.Helper()
 	chainOnce.Do(func() {
-		chain, chainErr = x402.NewDevChain(context.Background(), x402.DevChainConfig{Network: "base", Wallets: 4})
+		chain, chainErr = x402.NewDevChain(context.Background(), x402.DevChainConfig{Network: x402.DevNetwork, Wallets: 4})
 	})
 	if chainErr != nil {
 		t.Fatal(chainErr)
@@ -103,7 +103,7 @@ func newPayEnvReconciling(t *testing.T, wrap func(x402.Facilitator) x402.Facilit
 
 // requirement is the server's own requirement for a query.
 func requirement(amount certbank.USDC) x402.Requirement {
-	return x402.Requirement{Network: "base", PayTo: payTo, Amount: amount, Resource: "http://certbank.test/api/v1/x402", MaxTimeoutSeconds: 300}
+	return x402.Requirement{Network: x402.DevNetwork, PayTo: payTo, Amount: amount, Resource: "http://certbank.test/api/v1/x402", MaxTimeoutSeconds: 300}
 }
 
 type payResp struct {
@@ -170,14 +170,14 @@ func TestPayRefusals(t *testing.T) {
 		{"oversized header", q10, strings.Repeat("A", 9000), 402, x402.ReasonInvalidPayload},
 		{"wrong x402Version", q10, base64.StdEncoding.EncodeToString(wrongVersion), 402, x402.ReasonInvalidVersion},
 		{"unknown scheme", q10, sign(x402.PaymentParams{Scheme: "upto"}), 402, x402.ReasonScheme},
-		{"wrong network", q10, sign(x402.PaymentParams{Network: "base-sepolia"}), 402, x402.ReasonNetworkMismatch},
+		{"wrong network", q10, sign(x402.PaymentParams{Network: "base"}), 402, x402.ReasonNetworkMismatch},
 		{"wrong payee", q10, sign(x402.PaymentParams{To: "0x000000000000000000000000000000000000dEaD"}), 402, x402.ReasonRecipientMismatch},
 		{"value too low", q10, sign(x402.PaymentParams{Value: 6999}), 402, x402.ReasonValueMismatch},
 		{"value too high", q10, sign(x402.PaymentParams{Value: 7001}), 402, x402.ReasonValueMismatch},
 		{"validBefore past", q10, sign(x402.PaymentParams{ValidBefore: now.Add(-time.Minute)}), 402, x402.ReasonValidBefore},
 		{"validBefore too close", q10, sign(x402.PaymentParams{ValidBefore: now.Add(3 * time.Second)}), 402, x402.ReasonValidBefore},
 		{"validAfter in the future", q10, sign(x402.PaymentParams{ValidAfter: now.Add(time.Minute)}), 402, x402.ReasonValidAfter},
-		{"bad signature (wrong EIP-712 name)", q10, sign(x402.PaymentParams{TokenName: "USDC"}), 402, x402.ReasonSignature},
+		{"bad signature (wrong EIP-712 name)", q10, sign(x402.PaymentParams{TokenName: "USD Coin"}), 402, x402.ReasonSignature},
 		{"signed by someone other than from", q10, sign(x402.PaymentParams{SignerKey: otherKey}), 402, x402.ReasonSignature},
 		{"high-s signature", q10, sign(x402.PaymentParams{HighS: true}), 402, x402.ReasonSignature},
 		{"payment for a cheaper request", "certification=cissp&limit=25", valid, 402, x402.ReasonValueMismatch},

@@ -24,6 +24,7 @@ type payFlags struct {
 	facilitator string // remote facilitator URL; optional token from CERTBANK_FACILITATOR_TOKEN
 	devRPCAddr  string // expose the development chain's JSON-RPC on loopback
 	devWallets  int
+	payTo       string // the payee, overriding site.yaml's payment.pay_to
 	quiet       bool
 }
 
@@ -31,6 +32,7 @@ func (a *app) addPayFlags(f *pflag.FlagSet, p *payFlags) {
 	f.StringVar(&p.chainRPC, "chain-rpc", a.envDefault("CERTBANK_CHAIN_RPC", ""), "settle on this JSON-RPC endpoint (Base or Base Sepolia) with the relayer key in CERTBANK_RELAYER_KEY (env CERTBANK_CHAIN_RPC)")
 	f.StringVar(&p.facilitator, "facilitator", a.envDefault("CERTBANK_FACILITATOR", ""), "verify and settle through this x402 facilitator URL; bearer token from CERTBANK_FACILITATOR_TOKEN (env CERTBANK_FACILITATOR)")
 	f.StringVar(&p.devRPCAddr, "dev-rpc-addr", a.envDefault("CERTBANK_DEV_RPC_ADDR", ""), "serve the development chain's JSON-RPC on this loopback address, e.g. 127.0.0.1:8545 (env CERTBANK_DEV_RPC_ADDR)")
+	f.StringVar(&p.payTo, "pay-to", a.envDefault("CERTBANK_PAY_TO", ""), "the address you are paid to, overriding site.yaml's payment.pay_to (env CERTBANK_PAY_TO)")
 	devWallets, _ := strconv.Atoi(a.envDefault("CERTBANK_DEV_WALLETS", "10"))
 	f.IntVar(&p.devWallets, "dev-wallets", devWallets, "number of funded development wallets (env CERTBANK_DEV_WALLETS)")
 }
@@ -67,8 +69,9 @@ func (a *app) payConfig(ctx context.Context, p payFlags, bank *certbank.Bank, lo
 	}
 	if !p.quiet {
 		fmt.Fprintln(a.stderr, "================================================================================")
-		fmt.Fprintln(a.stderr, " DEVELOPMENT ONLY: payments settle on an in-process simulated chain (chain id 8453)")
-		fmt.Fprintln(a.stderr, " with test USDC. These keys are PUBLIC (derived from certbank's published")
+		fmt.Fprintf(a.stderr, " DEVELOPMENT ONLY: payments settle on an in-process simulated chain that presents\n")
+		fmt.Fprintf(a.stderr, " itself as %s (chain id %d) with test USDC: nothing it signs is worth anything\n", x402.DevNetwork, x402.DevNetworkChainID)
+		fmt.Fprintln(a.stderr, " on a mainnet. These keys are PUBLIC (derived from certbank's published")
 		fmt.Fprintln(a.stderr, " development seed). Never send real funds to them.")
 		for i := 0; i < min(p.devWallets, 3); i++ {
 			addr, key := x402.DevWallet(i)

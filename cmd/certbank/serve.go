@@ -8,9 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +41,8 @@ type serveOptions struct {
 	// applying limits: the baseline of the service benchmark (loadtest/),
 	// never for production. Hidden flag.
 	accountingOff bool
+	// check prints the payment setup and exits (3 when unsafe) without serving.
+	check bool
 }
 
 const defaultDatabase = "sqlite:.certbank/certbank.db"
@@ -68,6 +72,7 @@ serves an existing build instead. Every flag has a CERTBANK_* environment variab
 	f.StringVar(&o.memoryLimit, "memory-limit", a.envDefault("CERTBANK_MEMORY_LIMIT", "auto"),
 		"soft limit of the Go heap: auto (sized from the loaded bank), off, or a size such as 256MiB; GOMEMLIMIT overrides it (env CERTBANK_MEMORY_LIMIT)")
 	a.addPayFlags(f, &o.pay)
+	f.BoolVar(&o.check, "check", false, "print the payment setup (network, asset, payee, backend) and exit; exit 3 when it is unsafe")
 	f.BoolVar(&o.accountingOff, "accounting-off", false, "benchmark baseline only: serve keyed requests without recording usage or enforcing limits")
 	_ = f.MarkHidden("accounting-off")
 	return cmd
@@ -117,19 +122,34 @@ type site struct {
 	bank  *certbank.Bank
 }
 
-func (a *app) loadSite(o serveOptions) (site, error) {
+// source is what serve publishes before its URLs and payee are known:
+// loaded content to build, or an existing build.
+type source struct {
+	content *generator.Content // nil for an existing build
+	built   site
+}
+
+// settings are the site settings the payment plan is decided from.
+func (s source) settings() *certbank.Site {
+	if s.content != nil {
+		return &s.content.Site
+	}
+	return &s.built.bank.Site
+}
+
+func (a *app) loadSource(o serveOptions) (source, error) {
 	if o.public != "" || o.bank != "" {
 		if o.public == "" || o.bank == "" {
-			return site{}, usagef("--public and --bank go together: give both, or neither to build from --content")
+			return source{}, usagef("--public and --bank go together: give both, or neither to build from --content")
 		}
 		f, err := os.Open(o.bank)
 		if err != nil {
-			return site{}, fmt.Errorf("open bank bundle: %w", err)
+			return source{}, fmt.Errorf("open bank bundle: %w", err)
 		}
 		defer f.Close()
 		bank, err := certbank.ReadBank(f)
 		if err != nil {
-			return site{}, err
+			return source{}, err
 		}
 		files := map[string][]byte{}
 		err = fs.WalkDir(os.DirFS(o.public), ".", func(p string, d fs.DirEntry, err error) error {
@@ -141,35 +161,88 @@ func (a *app) loadSite(o serveOptions) (site, error) {
 			return err
 		})
 		if err != nil {
-			return site{}, fmt.Errorf("read %s: %w", o.public, err)
+			return source{}, fmt.Errorf("read %s: %w", o.public, err)
 		}
-		return site{files, bank}, nil
+		return source{built: site{files, bank}}, nil
 	}
 	if st, err := os.Stat(o.content); err != nil || !st.IsDir() {
-		return site{}, usagef("content directory %q not found; pass --content DIR or --public DIR --bank FILE", o.content)
+		return source{}, usagef("content directory %q not found; pass --content DIR or --public DIR --bank FILE", o.content)
 	}
 	c, err := generator.Load(os.DirFS(o.content), o.content)
 	if err != nil {
-		return site{}, err
+		return source{}, err
 	}
-	for _, u := range []*string{&o.baseURL, &o.functionsURL, &o.mcpURL} {
-		*u = strings.TrimRight(*u, "/")
-	}
-	if o.baseURL != "" {
-		c.Site.BaseURL = o.baseURL
-		if o.functionsURL == "" {
-			c.Site.FunctionsURL = o.baseURL
+	return source{content: c}, nil
+}
+
+// urls are the public URLs a build writes into its documents.
+type urls struct{ base, functions, mcp string }
+
+// publicURLs decides the documents' absolute URLs: the flags first; else
+// site.yaml's, except that a loopback URL (the development default) follows
+// the address the service really listens on.
+func publicURLs(o serveOptions, s *certbank.Site, listen net.Addr) urls {
+	trim := func(u string) string { return strings.TrimRight(u, "/") }
+	u := urls{trim(o.baseURL), trim(o.functionsURL), trim(o.mcpURL)}
+	local := "http://" + listenHost(listen)
+	pick := func(flag, fallback, yaml string) string {
+		switch {
+		case flag != "":
+			return flag
+		case fallback != "":
+			return fallback
+		case isLoopbackURL(yaml):
+			return local
 		}
-		if o.mcpURL == "" {
-			c.Site.MCPURL = o.baseURL
+		return yaml
+	}
+	u.base = pick(u.base, "", s.BaseURL)
+	u.functions = pick(u.functions, trim(o.baseURL), s.FunctionsURL)
+	u.mcp = pick(u.mcp, trim(o.baseURL), s.MCPURL)
+	return u
+}
+
+// listenHost is host:port of a listener as a client reaches it: an
+// unspecified address (":8080", "[::]:8080") is reached on 127.0.0.1.
+func listenHost(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	if ta.IP == nil || ta.IP.IsUnspecified() {
+		return net.JoinHostPort("127.0.0.1", strconv.Itoa(ta.Port))
+	}
+	return ta.String()
+}
+
+// isLoopbackURL reports whether u points at this machine (localhost or a
+// loopback IP), as site.yaml's development defaults do.
+func isLoopbackURL(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Host == "" {
+		return false
+	}
+	h := p.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// build renders the content with its final URLs and payee, or checks that
+// an existing build agrees with them.
+func (s source) build(u urls, payTo string) (site, error) {
+	if s.content == nil {
+		b := s.built.bank
+		if !strings.EqualFold(b.Site.Payment.PayTo, payTo) {
+			return site{}, usagef("the existing build is paid to %s, not %s: rebuild it with certbank build --pay-to %s, or serve from --content", b.Site.Payment.PayTo, payTo, payTo)
 		}
+		return s.built, nil
 	}
-	if o.functionsURL != "" {
-		c.Site.FunctionsURL = o.functionsURL
-	}
-	if o.mcpURL != "" {
-		c.Site.MCPURL = o.mcpURL
-	}
+	c := s.content
+	c.Site.BaseURL, c.Site.FunctionsURL, c.Site.MCPURL = u.base, u.functions, u.mcp
+	c.Site.Payment.PayTo = payTo
 	out, err := generator.Build(c, generator.Options{})
 	if err != nil {
 		return site{}, err
@@ -187,7 +260,29 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	}
 	log := slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level}))
 	start := time.Now()
-	st, err := a.loadSite(o)
+	src, err := a.loadSource(o)
+	if err != nil {
+		return err
+	}
+	plan := planPayment(o.pay, src.settings())
+	if o.check {
+		plan.write(a.stdout)
+		if len(plan.Unsafe) > 0 {
+			return checkFailed{fmt.Sprintf("the payment setup is unsafe (%d problem(s) above); serve would refuse to start", len(plan.Unsafe))}
+		}
+		return nil
+	}
+	if len(plan.Unsafe) > 0 {
+		return plan.unsafeError()
+	}
+	// Listen before building, so that the documents' absolute URLs name the
+	// address clients really reach.
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", o.addr, err)
+	}
+	defer ln.Close()
+	st, err := src.build(publicURLs(o, src.settings(), ln.Addr()), plan.PayTo)
 	if err != nil {
 		return err
 	}
@@ -234,10 +329,6 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	log.Info("certbank ready", "addr", "http://"+ln.Addr().String(), "questions", questions,
 		"certifications", certs, "store", storeName, "startup_ms", time.Since(start).Milliseconds())

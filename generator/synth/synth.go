@@ -312,8 +312,8 @@ pricing:
       amount: 40000
   no_answer_discount_percent: 30
 payment:
-  network: base
-  pay_to: "0x7e5F4552091A69125d5DfCb7b8C2659029395Bdf"
+  network: base-sepolia
+  pay_to: "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6"
   max_timeout_seconds: 300
   description: IT certification practice questions
 tiers:

@@ -10,14 +10,17 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import net from "node:net";
 import { privateKeyToAccount } from "viem/accounts";
-import { createPublicClient, http, parseAbi, defineChain } from "viem";
+import { createPublicClient, createWalletClient, http, parseAbi, defineChain } from "viem";
 import { wrapFetchWithPayment as wrapV1, decodeXPaymentResponse } from "x402-fetch";
 import { createPaymentHeader } from "x402/client";
 import { wrapFetchWithPayment as wrapV2, x402Client, decodePaymentResponseHeader } from "@x402/fetch";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 
 const root = resolve(import.meta.dirname, "../..");
-const USDC = "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913";
+// The development chain presents itself as Base Sepolia (a test network):
+// its USDC address, chain id and EIP-712 domain name "USDC".
+const USDC = "0x036CbD53842c5426634e7929541eC2318f3dCF7e";
+const CHAIN_ID = 84532;
 const erc20 = parseAbi(["function balanceOf(address) view returns (uint256)", "function authorizationState(address,bytes32) view returns (bool)"]);
 
 // Loopback-only fetch: the clients must never reach out.
@@ -36,7 +39,7 @@ function freePort() {
   });
 }
 
-let proc, base, chain, payTo, wallets = [];
+let proc, base, chain, devChain, payTo, wallets = [];
 
 before(async () => {
   const dir = mkdtempSync(join(tmpdir(), "certbank-x402-"));
@@ -44,8 +47,8 @@ before(async () => {
   if (!process.env.CERTBANK_BIN) execFileSync("go", ["build", "-o", bin, "./cmd/certbank"], { cwd: root, stdio: "inherit", env: { ...process.env, CGO_ENABLED: "1" } });
   const port = await freePort(), rpcPort = await freePort();
   base = `http://127.0.0.1:${port}`;
-  payTo = /pay_to:\s*"?(0x[0-9a-fA-F]{40})/.exec(readFileSync(join(root, "content/site.yaml"), "utf8"))[1];
-  proc = spawn(bin, ["serve", "--content", join(root, "content"), "--addr", `127.0.0.1:${port}`, "--base-url", base,
+  // No --base-url: the documents' URLs must follow the listen address.
+  proc = spawn(bin, ["serve", "--content", join(root, "content"), "--addr", `127.0.0.1:${port}`,
     "--database", `sqlite:${join(dir, "db.sqlite")}`, "--dev-rpc-addr", `127.0.0.1:${rpcPort}`, "--log-level", "warn"], { stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   proc.stderr.on("data", (d) => { err += d; });
@@ -56,7 +59,12 @@ before(async () => {
   }
   for (const m of err.matchAll(/dev wallet (\d+)\s+(0x[0-9a-fA-F]{40})\s+key (0x[0-9a-f]{64})/g)) wallets[+m[1]] = { address: m[2], key: m[3] };
   assert.ok(wallets.length >= 3, `serve printed no development wallets:\n${err}`);
-  chain = createPublicClient({ chain: defineChain({ id: 8453, name: "certbank-dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [`http://127.0.0.1:${rpcPort}`] } } }), transport: http() });
+  devChain = defineChain({ id: CHAIN_ID, name: "certbank-dev", nativeCurrency: { name: "Ether", symbol: "ETH", decimals: 18 }, rpcUrls: { default: { http: [`http://127.0.0.1:${rpcPort}`] } } });
+  chain = createPublicClient({ chain: devChain, transport: http(), pollingInterval: 50 });
+  const x402doc = await (await realFetch(`${base}/.well-known/x402.json`)).json();
+  payTo = x402doc.resources?.[0]?.payTo;
+  assert.ok(x402doc.resources[0].resource.startsWith(base + "/"), `x402.json resource ${x402doc.resources[0].resource} does not follow the listen address`);
+  assert.match(payTo ?? "", /^0x[0-9a-fA-F]{40}$/, `no payTo in x402.json: ${JSON.stringify(x402doc).slice(0, 300)}`);
 });
 
 after(() => { proc?.kill("SIGTERM"); });
@@ -75,7 +83,7 @@ test("x402-fetch 1.2.0 (v1) pays and the transfer is on chain", async () => {
   assert.equal(body.questions[0].answer, undefined, "quiz mode must not carry answers");
   const pr = decodeXPaymentResponse(res.headers.get("x-payment-response"));
   assert.equal(pr.success, true);
-  assert.equal(pr.network, "base");
+  assert.equal(pr.network, "base-sepolia");
   const receipt = await chain.getTransactionReceipt({ hash: pr.transaction });
   assert.equal(receipt.status, "success");
   assert.equal(await balance(payTo) - before, 7000n);
@@ -95,7 +103,7 @@ test("@x402/fetch 2.27.0 (v2) pays and the transfer is on chain", async () => {
   assert.ok(body.questions[0].explanation.length > 50);
   const pr = decodePaymentResponseHeader(res.headers.get("payment-response"));
   assert.equal(pr.success, true);
-  assert.equal(pr.network, "eip155:8453");
+  assert.equal(pr.network, `eip155:${CHAIN_ID}`);
   assert.equal((await chain.getTransactionReceipt({ hash: pr.transaction })).status, "success");
   assert.equal(await balance(payTo) - before, 20000n);
 });
@@ -114,8 +122,9 @@ async function requirements(url) {
   assert.ok(res.headers.get("payment-required"), "v2 PAYMENT-REQUIRED header");
   const body = await res.json();
   assert.equal(body.x402Version, 1);
-  assert.equal(body.accepts[0].network, "base");
-  assert.equal(body.accepts[0].extra.name, "USD Coin");
+  assert.equal(body.accepts[0].network, "base-sepolia");
+  assert.equal(body.accepts[0].extra.name, "USDC");
+  assert.ok(body.accepts[0].resource.startsWith(base + "/"), `resource ${body.accepts[0].resource} does not follow the listen address ${base}`);
   assert.ok(!("outputSchema" in body.accepts[0]));
   return body.accepts[0];
 }
@@ -150,4 +159,12 @@ test("a replayed payment is refused; of 50 concurrent copies exactly one is serv
   const again = await fetch(url, { headers: { "X-PAYMENT": header } });
   assert.equal(again.status, 402);
   assert.equal((await again.json()).error, "invalid_exact_evm_nonce_already_used");
+});
+
+test("a wallet's own transaction through the development JSON-RPC is mined at once", async () => {
+  const account = privateKeyToAccount(wallets[2].key);
+  const wallet = createWalletClient({ account, chain: devChain, transport: http() });
+  const hash = await wallet.sendTransaction({ to: "0x00000000000000000000000000000000000000b1", value: 1n });
+  const receipt = await chain.waitForTransactionReceipt({ hash, timeout: 10_000 });
+  assert.equal(receipt.status, "success");
 });

@@ -15,6 +15,7 @@ import (
 	"github.com/certbank/certbank"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core"
+	"github.com/ethereum/go-ethereum/core/txpool"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/eth"
@@ -68,13 +69,23 @@ func keyFromSeed(seed []byte) *ecdsa.PrivateKey {
 	}
 }
 
+// DevNetwork is the network a development chain presents itself as: a test
+// network, never a mainnet.
+const (
+	DevNetwork        = "base-sepolia"
+	DevNetworkChainID = 84532
+)
+
 // DevChainConfig configures NewDevChain.
 type DevChainConfig struct {
-	// Network must name Base ("base", "base-mainnet" or "eip155:8453"): the
-	// development chain imitates Base mainnet (chain id 8453, USDC at its
-	// real address) so that official clients sign for it unchanged. Setting
-	// it is the caller's explicit opt-in to a simulated chain; any other
-	// value is refused.
+	// Network must name Base Sepolia ("base-sepolia" or "eip155:84532"):
+	// the development chain presents itself as that test network (chain id
+	// 84532, USDC at its address, EIP-712 domain "USDC" version "2") so
+	// that official clients pay it without configuration, and a payment
+	// signed for it is worthless on Base mainnet (another chain id,
+	// contract and domain name). Setting it is the caller's explicit opt-in
+	// to a simulated chain; any other value, Base mainnet above all, is
+	// refused.
 	Network string
 	// Wallets is the number of development wallets (DevWallet(0) ...) to
 	// fund; 0 means 10.
@@ -85,8 +96,13 @@ type DevChainConfig struct {
 	WalletBalance certbank.USDC
 	// RPCAddr, if set, serves the chain's eth, net and web3 JSON-RPC over
 	// HTTP on this loopback address, e.g. "127.0.0.1:0" for a free port (see
-	// RPCURL). Other hosts are refused.
+	// RPCURL). Other hosts are refused. Transactions sent through it are
+	// mined at once, as a local test node with automining does.
 	RPCAddr string
+	// NoAutomine leaves transactions that others send waiting until the
+	// chain's own next block (Settle, Mint or Commit): for tests of a slow
+	// chain, where a settlement stays pending.
+	NoAutomine bool
 	// MaxClockLead bounds how far block time may run ahead of the wall
 	// clock; 0 means 120 s. See DevChain.
 	MaxClockLead time.Duration
@@ -94,7 +110,7 @@ type DevChainConfig struct {
 
 // DevChain is an in-process development chain for settling payments without
 // any network: go-ethereum's simulated beacon and a full node in memory,
-// chain id 8453, TestUSDC's runtime code at the Base USDC address
+// chain id 84532 (Base Sepolia), TestUSDC's runtime code at the Base Sepolia USDC address
 // (contracts/TestUSDC.sol; its minter, set in the genesis alloc, is the
 // relayer), a relayer funded with test ETH, and funded development wallets
 // (DevWallet). It implements Settler and Reconciler. All its keys are
@@ -116,6 +132,7 @@ type DevChainConfig struct {
 // (maxTimeoutSeconds) well above MaxClockLead.
 type DevChain struct {
 	node    *node.Node
+	pool    *txpool.TxPool
 	beacon  *catalyst.SimulatedBeacon
 	client  *ethclient.Client
 	relayer *relayer
@@ -151,8 +168,9 @@ const devMaxMisses = 16
 // the wallets) and returns it. Close it when done.
 func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 	n, ok := LookupNetwork(cfg.Network)
-	if !ok || n.ChainID != 8453 {
-		return nil, fmt.Errorf("development chain: network %q refused: the development chain only imitates Base mainnet; set Network to %q to opt in", cfg.Network, "base")
+	if !ok || n.ChainID != DevNetworkChainID {
+		return nil, fmt.Errorf("development chain: network %q refused: the development chain presents itself only as the test network %s (chain %d), so that nothing it signs is worth anything on a mainnet; set payment.network to %q for development, or settle on a real chain with --chain-rpc or --facilitator",
+			cfg.Network, DevNetwork, DevNetworkChainID, DevNetwork)
 	}
 	if cfg.Wallets == 0 {
 		cfg.Wallets = 10
@@ -193,6 +211,9 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 	}
 	d.relayer = newRelayer(d.client, d, n, tok, relayerKey, 1<<20)
 	go d.commitLoop()
+	if !cfg.NoAutomine {
+		go d.automine()
+	}
 
 	// The genesis block has timestamp 0: mine a first block, with the
 	// wallets' funding in it, before anything checks time on chain.
@@ -309,8 +330,35 @@ func (d *DevChain) start(nodeConf *node.Config, ethConf *ethconfig.Config) error
 		stack.Close()
 		return fmt.Errorf("simulated beacon: %w", err)
 	}
-	d.node, d.beacon, d.client = stack, beacon, ethclient.NewClient(stack.Attach())
+	d.node, d.pool, d.beacon, d.client = stack, backend.TxPool(), beacon, ethclient.NewClient(stack.Attach())
 	return nil
+}
+
+// automine mines what others send through the JSON-RPC: each transaction
+// that enters the pool wakes the committer, as a local test node with
+// automining does, so a wallet's wait for its receipt ends.
+func (d *DevChain) automine() {
+	txs := make(chan core.NewTxsEvent, 64)
+	sub := d.pool.SubscribeTransactions(txs, false)
+	defer sub.Unsubscribe()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-sub.Err():
+			return
+		case <-txs:
+			d.wake()
+		}
+	}
+}
+
+// wake asks the committer to look for work, without blocking.
+func (d *DevChain) wake() {
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
 }
 
 // loopbackAddr splits a "host:port" that must be on the loopback interface.
@@ -485,7 +533,13 @@ func (d *DevChain) commitLoop() {
 			return
 		case <-d.kick:
 		}
-		for d.awaiting() {
+		// Mine while settlements wait for receipts; for transactions that
+		// others sent, mine until the pool has nothing executable, giving
+		// up on ones that stay unminable after a few blocks.
+		for idle := 0; d.awaiting() || (d.poolPending() && idle < devMaxExternalBlocks); {
+			if !d.awaiting() {
+				idle++
+			}
 			if wait := d.leadWait(); wait > 0 {
 				select {
 				case <-d.stop:
@@ -504,6 +558,17 @@ func (d *DevChain) commitLoop() {
 			}
 		}
 	}
+}
+
+// devMaxExternalBlocks is how many blocks the committer mines in a row for
+// transactions that others sent and that stay executable but unmined (a gas
+// limit above the block's, say) before it waits for the next one.
+const devMaxExternalBlocks = 3
+
+// poolPending reports whether the pool holds executable transactions.
+func (d *DevChain) poolPending() bool {
+	pending, _ := d.pool.Stats()
+	return pending > 0
 }
 
 func (d *DevChain) awaiting() bool {

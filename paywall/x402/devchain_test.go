@@ -10,7 +10,9 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
 )
 
 func balance(t *testing.T, c ChainState, addr string) int64 {
@@ -57,12 +59,14 @@ func TestDevWallet(t *testing.T) {
 func TestNewDevChainRefuses(t *testing.T) {
 	for _, cfg := range []DevChainConfig{
 		{},
-		{Network: "base-sepolia"},
+		{Network: "base"}, // never a mainnet's identity
+		{Network: "base-mainnet"},
+		{Network: "eip155:8453"},
 		{Network: "eip155:1"},
-		{Network: "base", RPCAddr: "0.0.0.0:0"},
-		{Network: "base", RPCAddr: "192.168.1.10:8545"},
-		{Network: "base", Wallets: -1},
-		{Network: "base", WalletBalance: -1},
+		{Network: DevNetwork, RPCAddr: "0.0.0.0:0"},
+		{Network: DevNetwork, RPCAddr: "192.168.1.10:8545"},
+		{Network: DevNetwork, Wallets: -1},
+		{Network: DevNetwork, WalletBalance: -1},
 	} {
 		if d, err := NewDevChain(context.Background(), cfg); err == nil {
 			d.Close()
@@ -72,7 +76,7 @@ func TestNewDevChainRefuses(t *testing.T) {
 }
 
 func TestDevChainSettleRoundTrip(t *testing.T) {
-	d := newDevChain(t, DevChainConfig{Network: "base-mainnet", WalletBalance: 5 * 1e6})
+	d := newDevChain(t, DevChainConfig{Network: "eip155:84532", WalletBalance: 5 * 1e6})
 	ctx := context.Background()
 	req := testRequirement()
 	local := NewLocal(d)
@@ -90,7 +94,7 @@ func TestDevChainSettleRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("v%d Settle: %v", version, err)
 		}
-		if s.Pending || s.Payer != payer || s.Network != "base" || len(s.Transaction) != 66 {
+		if s.Pending || s.Payer != payer || s.Network != DevNetwork || len(s.Transaction) != 66 {
 			t.Fatalf("v%d settlement = %+v", version, s)
 		}
 		paid := int64(i+1) * 10000
@@ -230,7 +234,7 @@ func TestDevChainFailures(t *testing.T) {
 		if err := d.Commit(); err != nil {
 			t.Fatal(err)
 		}
-		s := Settlement{Network: "base", Payer: payer}
+		s := Settlement{Network: DevNetwork, Payer: payer}
 		r1, err := d.wait(ctx, tx1.Hash())
 		if err != nil {
 			t.Fatal(err)
@@ -362,5 +366,57 @@ func TestRelayerKeptGas(t *testing.T) {
 	r.quoteMu.Unlock()
 	if again < 50_000 {
 		t.Fatalf("kept gas limit after a too-low one = %d, want a fresh estimate", again)
+	}
+}
+
+// A transaction that someone else sends through the chain's JSON-RPC (a
+// wallet, another instance's relayer) is mined without waiting for the
+// service's own next settlement.
+func TestDevChainMinesOthersTransactions(t *testing.T) {
+	d := newDevChain(t, DevChainConfig{Wallets: 1, RPCAddr: "127.0.0.1:0"})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := ethclient.DialContext(ctx, d.RPCURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, keyHex := DevWallet(0)
+	key := mustKey(t, keyHex)
+	from := crypto.PubkeyToAddress(key.PublicKey)
+	to := common.HexToAddress("0x00000000000000000000000000000000000000bb")
+	for i := range 3 { // one after another, as a wallet waits for each
+		nonce, err := c.PendingNonceAt(ctx, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tip := big.NewInt(1e9)
+		head, err := c.HeaderByNumber(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		feeCap := new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(2)), tip)
+		tx, err := types.SignNewTx(key, types.LatestSignerForChainID(big.NewInt(DevNetworkChainID)), &types.DynamicFeeTx{
+			ChainID: big.NewInt(DevNetworkChainID), Nonce: nonce, GasTipCap: tip, GasFeeCap: feeCap, Gas: 21000, To: &to, Value: big.NewInt(1),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.SendTransaction(ctx, tx); err != nil {
+			t.Fatal(err)
+		}
+		var rcpt *types.Receipt
+		for rcpt == nil { // as a wallet's waitForTransactionReceipt polls
+			if rcpt, err = c.TransactionReceipt(ctx, tx.Hash()); ctx.Err() != nil {
+				t.Fatalf("transaction %d sent through the JSON-RPC was not mined: %v", i, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if rcpt.Status != types.ReceiptStatusSuccessful {
+			t.Fatalf("transaction %d reverted", i)
+		}
+	}
+	if got, err := c.BalanceAt(ctx, to, nil); err != nil || got.Int64() != 3 {
+		t.Fatalf("recipient balance %v, %v; want 3 wei", got, err)
 	}
 }

@@ -20,6 +20,11 @@ import (
 // mainnet (chain 8453, "USD Coin", version "2").
 const baseUSDCDomainSeparator = "0x02fa7265e7c5d81118673727957699e4d68f74cd74b7db77da710fe8a2c7834f"
 
+// sepoliaUSDCDomainSeparator is DOMAIN_SEPARATOR() of USDC on Base Sepolia
+// (chain 84532, "USDC", version "2", at 0x036CbD53842c5426634e7929541eC2318f3dCF7e),
+// computed independently with viem's hashDomain.
+const sepoliaUSDCDomainSeparator = "0x71f17a3b2ff373b803d70a5a07c046c1a2bc8e89c09ef722fcb047abe94c9818"
+
 func TestTypeHashes(t *testing.T) {
 	for _, tt := range []struct {
 		typ  string
@@ -40,15 +45,51 @@ func TestDomainSeparatorBase(t *testing.T) {
 	if got := domainSeparator(base).Hex(); got != baseUSDCDomainSeparator {
 		t.Fatalf("Go domain separator = %s, want %s", got, baseUSDCDomainSeparator)
 	}
+	sepolia, _ := LookupNetwork(DevNetwork)
+	if got := domainSeparator(sepolia).Hex(); got != sepoliaUSDCDomainSeparator {
+		t.Fatalf("Go domain separator of %s = %s, want %s", DevNetwork, got, sepoliaUSDCDomainSeparator)
+	}
 
-	// The test token, at the Base USDC address on the chain-8453 dev chain,
-	// must compute the same value at call time.
+	// The test token, at the Base Sepolia USDC address on the chain-84532
+	// development chain, must compute Base Sepolia's value at call time,
+	// never Base mainnet's.
 	d := newDevChain(t, DevChainConfig{})
 	out := callToken(t, d, "DOMAIN_SEPARATOR")
-	if got := common.BytesToHash(out).Hex(); got != baseUSDCDomainSeparator {
-		t.Fatalf("on-chain DOMAIN_SEPARATOR() = %s, want %s", got, baseUSDCDomainSeparator)
+	if got := common.BytesToHash(out).Hex(); got != sepoliaUSDCDomainSeparator {
+		t.Fatalf("on-chain DOMAIN_SEPARATOR() = %s, want %s", got, sepoliaUSDCDomainSeparator)
 	}
 }
+
+// TestDevPaymentWorthlessOnMainnet: a payment signed for a development
+// instance (as an official client signs for its 402) verifies there, and
+// fails verification by a verifier holding Base mainnet's domain, whether
+// the payment is presented as it is or relabelled as a mainnet payment: its
+// signature binds the test network's chain id, contract and domain name.
+func TestDevPaymentWorthlessOnMainnet(t *testing.T) {
+	dev := testRequirement() // the development network, as a dev instance's 402 says
+	_, key := DevWallet(1)
+	mainnet := dev
+	mainnet.Network = "base"
+	for _, version := range []int{1, 2} {
+		p := makePayment(t, version, dev, key, nil)
+		if _, err := VerifyOffline(p, dev, time.Now()); err != nil {
+			t.Fatalf("v%d: the payment does not verify on the development network: %v", version, err)
+		}
+		// Presented as it is, a mainnet verifier refuses its network.
+		if _, err := VerifyOffline(p, mainnet, time.Now()); ReasonOf(err) == "" {
+			t.Errorf("v%d: a mainnet verifier accepted a development payment", version)
+		}
+		// Relabelled as a mainnet payment (the same signed authorization
+		// and signature in a mainnet envelope), its signature fails.
+		forged := paymentFor(t, version, mainnet, parsedAuthorization(p), p.Signature)
+		if _, err := VerifyOffline(forged, mainnet, time.Now()); ReasonOf(err) != ReasonSignature {
+			t.Errorf("v%d: a development signature in a mainnet envelope: %v, want %s", version, err, ReasonSignature)
+		}
+	}
+}
+
+// parsedAuthorization returns the signed authorization of p.
+func parsedAuthorization(p *Payment) authorization { return p.Authorization.parsed() }
 
 func TestTokenViews(t *testing.T) {
 	d := newDevChain(t, DevChainConfig{})
@@ -57,7 +98,7 @@ func TestTokenViews(t *testing.T) {
 		method string
 		want   any
 	}{
-		{"name", "USD Coin"},
+		{"name", "USDC"},
 		{"version", "2"},
 		{"symbol", "USDC"},
 		{"decimals", uint8(6)},

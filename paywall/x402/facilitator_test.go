@@ -18,7 +18,7 @@ import (
 // newFacilitator serves a FacilitatorServer over f and returns a client.
 func newFacilitator(t *testing.T, f Facilitator) (*httptest.Server, *FacilitatorClient) {
 	t.Helper()
-	srv := httptest.NewServer(&FacilitatorServer{Facilitator: f, Networks: []string{"base"}})
+	srv := httptest.NewServer(&FacilitatorServer{Facilitator: f, Networks: []string{DevNetwork}})
 	t.Cleanup(srv.Close)
 	return srv, &FacilitatorClient{URL: srv.URL, HTTPClient: srv.Client()}
 }
@@ -40,7 +40,7 @@ func TestFacilitatorClientServer(t *testing.T) {
 		if err != nil {
 			t.Fatalf("v%d Settle: %v", version, err)
 		}
-		if s.Pending || s.Payer != payer || s.Network != "base" || len(s.Transaction) != 66 {
+		if s.Pending || s.Payer != payer || s.Network != DevNetwork || len(s.Transaction) != 66 {
 			t.Fatalf("settlement = %+v", s)
 		}
 		if got := balance(t, d, testPayTo); got != int64(i+1)*10000 {
@@ -77,7 +77,7 @@ func TestFacilitatorClientServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := []SupportedKind{{1, "exact", "base"}, {2, "exact", "eip155:8453"}}
+		want := []SupportedKind{{1, "exact", DevNetwork}, {2, "exact", "eip155:84532"}}
 		if len(kinds) != 2 || kinds[0] != want[0] || kinds[1] != want[1] {
 			t.Fatalf("kinds = %+v", kinds)
 		}
@@ -94,8 +94,8 @@ func TestFacilitatorServerRequests(t *testing.T) {
 		return string(b)
 	}
 	v1req := json.RawMessage(req.wireJSON(1))
-	sepolia := req
-	sepolia.Network = "base-sepolia"
+	mainnet := req
+	mainnet.Network = "base" // not served by this facilitator
 	noExtra := map[string]any{}
 	_ = json.Unmarshal(req.wireJSON(2), &noExtra)
 	delete(noExtra, "extra")
@@ -111,7 +111,7 @@ func TestFacilitatorServerRequests(t *testing.T) {
 		{"verify version 3", "POST", "/verify", body(3, json.RawMessage(good.JSON()), v1req), 400, ReasonInvalidVersion},
 		{"verify version mismatch", "POST", "/verify", body(2, json.RawMessage(good.JSON()), v1req), 400, ReasonInvalidVersion},
 		{"verify without requirements", "POST", "/verify", `{"x402Version":1,"paymentPayload":` + string(good.JSON()) + `}`, 400, ReasonInvalidPayload},
-		{"verify unserved network", "POST", "/verify", body(1, json.RawMessage(good.JSON()), json.RawMessage(sepolia.wireJSON(1))), 400, ReasonNetworkMismatch},
+		{"verify unserved network", "POST", "/verify", body(1, json.RawMessage(good.JSON()), json.RawMessage(mainnet.wireJSON(1))), 400, ReasonNetworkMismatch},
 		{"verify requirement without extra", "POST", "/verify", body(2, json.RawMessage(makePayment(t, 2, req, key, nil).JSON()), noExtra), 400, ReasonMissingDomain},
 		{"settle malformed", "POST", "/settle", `[]`, 400, ReasonInvalidPayload},
 		{"verify with GET", "GET", "/verify", "", 405, ""},
@@ -165,7 +165,7 @@ func TestFacilitatorClientOutcomes(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("settlement pending", func(t *testing.T) {
-		pending := Settlement{Transaction: "0x" + strings.Repeat("ab", 32), Network: "base", Payer: payer, Pending: true}
+		pending := Settlement{Transaction: "0x" + strings.Repeat("ab", 32), Network: DevNetwork, Payer: payer, Pending: true}
 		_, client := newFacilitator(t, NewLocal(fakeSettler{
 			fakeChain:  fakeChain{balance: bigInt(1e9)},
 			settlement: pending,

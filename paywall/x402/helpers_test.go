@@ -17,7 +17,7 @@ const testPayTo = "0x209693Bc6afc0C5328bA36FaF03C514EF312287C"
 
 func testRequirement() Requirement {
 	return Requirement{
-		Network:           "base",
+		Network:           DevNetwork,
 		PayTo:             testPayTo,
 		Amount:            10000,
 		Resource:          "https://certbank.example/api/v1/x402?certification=cissp&limit=10",
@@ -108,7 +108,7 @@ func paymentFor(t testing.TB, version int, req Requirement, a authorization, sig
 func newDevChain(t testing.TB, cfg DevChainConfig) *DevChain {
 	t.Helper()
 	if cfg.Network == "" {
-		cfg.Network = "base"
+		cfg.Network = DevNetwork
 	}
 	if cfg.Wallets == 0 {
 		cfg.Wallets = 4

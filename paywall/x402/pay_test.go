@@ -76,8 +76,8 @@ func TestPay(t *testing.T) {
 		wantVersion int
 		wantNetwork string
 	}{
-		{false, 1, "base"},
-		{true, 2, "eip155:8453"},
+		{false, 1, DevNetwork},
+		{true, 2, "eip155:84532"},
 	} {
 		res, err := Pay(ctx, srv.Client(), srv.URL+"/api/v1/x402?certification=cissp&limit=10", key, 10000, tt.preferV2)
 		if err != nil {

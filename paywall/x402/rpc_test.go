@@ -11,9 +11,12 @@ import (
 
 // newRPCPair starts a development chain serving JSON-RPC on a loopback port
 // and an RPCSettler on it whose relayer is development wallet 3.
-func newRPCPair(t *testing.T, receiptTimeout time.Duration) (*DevChain, *RPCSettler) {
+// newRPCPair starts a development chain and an RPC settler that settles
+// through its JSON-RPC. Without automine, what the settler sends waits for
+// the test's Commit (or the dev chain's own next block), as on a slow chain.
+func newRPCPair(t *testing.T, receiptTimeout time.Duration, automine bool) (*DevChain, *RPCSettler) {
 	t.Helper()
-	d := newDevChain(t, DevChainConfig{RPCAddr: "127.0.0.1:0"})
+	d := newDevChain(t, DevChainConfig{RPCAddr: "127.0.0.1:0", NoAutomine: !automine})
 	if url := d.RPCURL(); !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Fatalf("RPCURL = %q", url)
 	}
@@ -21,7 +24,7 @@ func newRPCPair(t *testing.T, receiptTimeout time.Duration) (*DevChain, *RPCSett
 	s, err := NewRPCSettler(context.Background(), RPCConfig{
 		URL:            d.RPCURL(),
 		RelayerKey:     relayerKey,
-		Network:        "base",
+		Network:        DevNetwork,
 		ReceiptTimeout: receiptTimeout,
 		PollInterval:   10 * time.Millisecond,
 		RequestTimeout: 2 * time.Second,
@@ -33,29 +36,10 @@ func newRPCPair(t *testing.T, receiptTimeout time.Duration) (*DevChain, *RPCSett
 	return d, s
 }
 
-// mine commits a block every interval until the test ends.
-func mine(t *testing.T, d *DevChain, interval time.Duration) {
-	ctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	t.Cleanup(func() { stop(); <-done })
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(interval)
-		defer tick.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				d.Commit()
-			}
-		}
-	}()
-}
-
 func TestRPCSettler(t *testing.T) {
-	d, s := newRPCPair(t, 5*time.Second)
-	mine(t, d, 20*time.Millisecond)
+	// A second instance settling through the development chain's JSON-RPC:
+	// automining confirms its transactions at once.
+	d, s := newRPCPair(t, 5*time.Second, true)
 	ctx := context.Background()
 	req := testRequirement()
 	local := NewLocal(s)
@@ -71,7 +55,7 @@ func TestRPCSettler(t *testing.T) {
 		if err != nil {
 			t.Fatalf("v%d Settle: %v", version, err)
 		}
-		if st.Pending || st.Payer != payer || st.Network != "base" {
+		if st.Pending || st.Payer != payer || st.Network != DevNetwork {
 			t.Fatalf("settlement = %+v", st)
 		}
 		if got, want := balance(t, s, payer), start-int64(i+1)*10000; got != want {
@@ -95,7 +79,7 @@ func TestRPCSettler(t *testing.T) {
 }
 
 func TestRPCSettlerPendingAndReconcile(t *testing.T) {
-	d, s := newRPCPair(t, 100*time.Millisecond) // nothing mines until Commit
+	d, s := newRPCPair(t, 100*time.Millisecond, false) // nothing mines until Commit
 	ctx := context.Background()
 	req := testRequirement()
 	payer, key := DevWallet(1)
@@ -147,7 +131,7 @@ func TestRPCSettlerPendingAndReconcile(t *testing.T) {
 }
 
 func TestRPCSettlerDown(t *testing.T) {
-	d, s := newRPCPair(t, time.Second)
+	d, s := newRPCPair(t, time.Second, false)
 	ctx := context.Background()
 	req := testRequirement()
 	_, key := DevWallet(0)
@@ -164,7 +148,7 @@ func TestRPCSettlerDown(t *testing.T) {
 	}
 
 	_, relayerKey := DevWallet(3)
-	if _, err := NewRPCSettler(ctx, RPCConfig{URL: d.RPCURL(), RelayerKey: relayerKey, Network: "base", RequestTimeout: time.Second}); err == nil {
+	if _, err := NewRPCSettler(ctx, RPCConfig{URL: d.RPCURL(), RelayerKey: relayerKey, Network: DevNetwork, RequestTimeout: time.Second}); err == nil {
 		t.Fatal("NewRPCSettler on a stopped endpoint succeeded")
 	}
 }
@@ -173,10 +157,10 @@ func TestNewRPCSettlerChecks(t *testing.T) {
 	d := newDevChain(t, DevChainConfig{RPCAddr: "127.0.0.1:0"})
 	_, key := DevWallet(3)
 	for _, cfg := range []RPCConfig{
-		{URL: d.RPCURL(), RelayerKey: key, Network: "base-sepolia"}, // chain 8453 is not 84532
+		{URL: d.RPCURL(), RelayerKey: key, Network: "base"}, // chain 84532 is not 8453
 		{URL: d.RPCURL(), RelayerKey: key, Network: "solana"},
-		{URL: d.RPCURL(), RelayerKey: "0x1234", Network: "base"},
-		{URL: "http://127.0.0.1:1", RelayerKey: key, Network: "base", RequestTimeout: time.Second},
+		{URL: d.RPCURL(), RelayerKey: "0x1234", Network: DevNetwork},
+		{URL: "http://127.0.0.1:1", RelayerKey: key, Network: DevNetwork, RequestTimeout: time.Second},
 	} {
 		if s, err := NewRPCSettler(context.Background(), cfg); err == nil {
 			s.Close()

@@ -14,7 +14,9 @@ import (
 )
 
 func TestVerifyOffline(t *testing.T) {
+	// The production network: what a mainnet instance verifies.
 	req := testRequirement()
+	req.Network = "base"
 	payer, key := DevWallet(0)
 	_, otherKey := DevWallet(1)
 	now := time.Now()
