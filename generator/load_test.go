@@ -25,7 +25,7 @@ pricing:
   no_answer_discount_percent: 30
 payment:
   network: base
-  pay_to: "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6"
+  pay_to: "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c"
 tiers:
   - name: free
     title: Free
@@ -253,7 +253,7 @@ func TestLoadProblems(t *testing.T) {
 			[]string{site + `:3: "base_url" must be an absolute http(s) URL`}},
 		{"bad exam_currency_verified", []edit{replace(in(site), "2026-11-20", "20 Nov 2026")},
 			[]string{site + `:5: "exam_currency_verified" in site.yaml must be a date`}},
-		{"bad pay_to", []edit{replace(in(site), "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6", "0x1234")},
+		{"bad pay_to", []edit{replace(in(site), "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c", "0x1234")},
 			[]string{site + ":13: pay_to must be a 0x-prefixed 20-byte hex address"}},
 		{"unsupported network", []edit{replace(in(site), "network: base", "network: ethereum")},
 			[]string{site + `:12: payment network "ethereum" is not supported`}},

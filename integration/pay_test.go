@@ -24,7 +24,7 @@ import (
 // bad input of issue 4 with its exact status and reason, replays, and what
 // happens when settlement fails.
 
-const payTo = "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6"
+const payTo = "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c"
 
 type payEnv struct {
 	srv   *httptest.Server

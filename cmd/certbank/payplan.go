@@ -65,11 +65,9 @@ func planPayment(p payFlags, s *certbank.Site) payPlan {
 		case !payToRE.MatchString(pl.PayTo):
 			pl.Unsafe = append(pl.Unsafe, fmt.Sprintf("payee %q is not a 0x-prefixed 20-byte hex address; set payment.pay_to or --pay-to to your address", pl.PayTo))
 		default:
-			what, bad := x402.WellKnown(pl.PayTo)
-			switch {
-			case bad && test:
-				pl.Notes = append(pl.Notes, fmt.Sprintf("the payee is %s; acceptable only because test USDC is worth nothing", what))
-			case bad:
+			// Even on the test network: a real backend moves real test
+			// funds, and a payee that anyone controls is never intended.
+			if what, bad := x402.WellKnown(pl.PayTo); bad {
 				pl.Unsafe = append(pl.Unsafe, fmt.Sprintf("payee %s is %s: anyone could take what is paid to it. Set payment.pay_to or --pay-to to an address whose key only you hold", pl.PayTo, what))
 			}
 		}

@@ -39,7 +39,8 @@ func TestPlanPayment(t *testing.T) {
 		{"mainnet with an own payee is safe", payFlags{facilitator: "https://f.example"}, site("base", own), own, "", false},
 		{"--pay-to overrides site.yaml", payFlags{facilitator: "https://f.example", payTo: own}, site("base", "0x7E5F4552091A69125d5DfCb7b8C2659029395Bdf"), own, "", false},
 		{"malformed payee", payFlags{facilitator: "https://f.example", payTo: "0x1234"}, site("base", ""), "0x1234", "not a 0x-prefixed", false},
-		{"test network tolerates a public payee", payFlags{facilitator: "https://f.example"}, site("base-sepolia", x402.DevPayee()), x402.DevPayee(), "", false},
+		{"a real backend on the test network refuses a public payee", payFlags{chainRPC: "http://127.0.0.1:8545"}, site("base-sepolia", x402.DevPayee()), x402.DevPayee(), "development payee", false},
+		{"a real backend on the test network needs a payee", payFlags{chainRPC: "http://127.0.0.1:8545"}, site("base-sepolia", ""), "", "no payee", false},
 		{"unknown network", payFlags{}, site("ethereum", ""), x402.DevPayee(), "not supported", true},
 	}
 	for _, c := range cases {
@@ -138,10 +139,25 @@ func TestServeCheck(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stdout, own) {
 		t.Errorf("serve --check with an own payee on mainnet: %+v", r)
 	}
+	// The shipped site.yaml (test network, no pay_to) with a real backend.
+	shipped := t.TempDir()
+	os.WriteFile(filepath.Join(shipped, "site.yaml"), must(os.ReadFile("../../content/site.yaml")), 0o644)
+	os.CopyFS(filepath.Join(shipped, "certifications"), os.DirFS(filepath.Join(content, "certifications")))
+	r = cli(t, nil, "serve", "--content", shipped, "--chain-rpc", "http://127.0.0.1:1", "--addr", "127.0.0.1:0")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "refusing to start") || !strings.Contains(r.stderr, "--pay-to") {
+		t.Errorf("serve --chain-rpc with the shipped site.yaml: %+v", r)
+	}
 	// build: a mainnet site needs a payee of the operator's own.
 	out := t.TempDir()
-	r = cli(t, nil, "build", "--content", content, "--out", filepath.Join(out, "public"), "--bank", filepath.Join(out, "bank.json"))
-	if r.code != exitUsage || !strings.Contains(r.stderr, "private key 0x1") && !strings.Contains(r.stderr, "payee") {
+	r = cli(t, env, "build", "--content", content, "--out", filepath.Join(out, "public"), "--bank", filepath.Join(out, "bank.json"))
+	if r.code != exitUsage || !strings.Contains(r.stderr, "private key 0x1") {
 		t.Errorf("build of a mainnet site with a public payee: %+v", r)
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

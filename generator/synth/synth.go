@@ -313,7 +313,7 @@ pricing:
   no_answer_discount_percent: 30
 payment:
   network: base-sepolia
-  pay_to: "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6"
+  pay_to: "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c"
   max_timeout_seconds: 300
   description: IT certification practice questions
 tiers:

@@ -20,7 +20,7 @@ func Bank(n int) *certbank.Bank {
 		Contact: "support@certbank.test", FreeSampleSize: 5,
 		Quality: certbank.QualityPolicy{MinAgreeingSolvers: 2},
 		Pricing: certbank.Pricing{Entries: []certbank.PriceEntry{{Questions: 10, Amount: 10000}, {Questions: 25, Amount: 20000}, {Questions: 50, Amount: 40000}}, NoAnswerDiscountPercent: 30},
-		Payment: certbank.Payment{Network: "base-sepolia", PayTo: "0xe16deA7B82DCB0BbBB5fDb38Cf11B248EEef4ee6", MaxTimeoutSeconds: 300},
+		Payment: certbank.Payment{Network: "base-sepolia", PayTo: "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c", MaxTimeoutSeconds: 300},
 		Tiers: []certbank.Tier{
 			{Name: "free", Title: "Free", PerMinute: 10, PerMonth: 100, UniqueQuestions: 50, MaxLimit: 10},
 			{Name: "developer", Title: "Developer", PerMinute: 60, PerMonth: 10000, UniqueQuestions: 5000, MaxLimit: 50},
