@@ -351,14 +351,18 @@ func (b *Bank) write(orig, edited map[string][]byte) error {
 func today() string { return time.Now().Format(time.DateOnly) }
 
 // checkSolver checks a solver name as recorded in verification entries.
-func checkSolver(name string) error {
+func checkSolver(name string) error { return checkName("solver", name) }
+
+// checkName checks the name of a solver or a rater (kind) as recorded in
+// verification and calibration entries.
+func checkName(kind, name string) error {
 	switch {
 	case strings.TrimSpace(name) != name || name == "":
-		return certbank.Errorf(certbank.Invalid, "solver name %q must be non-empty text without leading or trailing spaces", name)
+		return certbank.Errorf(certbank.Invalid, "%s name %q must be non-empty text without leading or trailing spaces", kind, name)
 	case strings.ContainsFunc(name, func(r rune) bool { return r < ' ' || r == 0x7f }):
-		return certbank.Errorf(certbank.Invalid, "solver name %q must be one line of text", name)
+		return certbank.Errorf(certbank.Invalid, "%s name %q must be one line of text", kind, name)
 	case len(name) > 120:
-		return certbank.Errorf(certbank.Invalid, "solver name %q is longer than 120 bytes; describe the solver briefly", name)
+		return certbank.Errorf(certbank.Invalid, "%s name %q is longer than 120 bytes; describe the %s briefly", kind, name, kind)
 	}
 	return nil
 }

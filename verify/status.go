@@ -2,28 +2,42 @@ package verify
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/generator"
 )
 
-// Status is where verification stands, per certification.
+// Status is where verification and calibration stand, per certification.
 type Status struct {
 	MinAgreeing    int          // quality.min_agreeing_solvers of site.yaml
 	Certifications []CertStatus // sorted by slug
 	Pending        []Unverified // fewer than MinAgreeing agreeing solvers, none disagreeing
 	Disagreeing    []Unverified // at least one solver chose another answer, without override
+
+	// Solvers are the solvers who answered questions of the certifications,
+	// by name, with how often they agreed with the key.
+	Solvers []SolverStats
+	// Median is the median agreement rate of the solvers with at least
+	// RateMinAnswers answers, and Judged how many there are (0: no median).
+	Median float64
+	Judged int
+
+	Miscalibrated []Miscalibrated // rated in contradiction to the label
 }
 
 // CertStatus counts one certification's questions. Questions = Verified +
 // Pending + Disagreeing.
 type CertStatus struct {
-	Slug        string
-	Questions   int
-	Verified    int // at least MinAgreeing agreeing solvers and none disagreeing
-	Pending     int
-	Disagreeing int
+	Slug          string
+	Questions     int
+	Verified      int // at least MinAgreeing agreeing solvers and none disagreeing
+	Pending       int
+	Disagreeing   int
+	Unrated       int // no calibration entry
+	Miscalibrated int // a calibration entry contradicts the difficulty label
 }
 
 // Unverified is a question that is not verified yet.
@@ -35,8 +49,52 @@ type Unverified struct {
 	Disagree []certbank.Verification // solvers who chose another letter, without override
 }
 
-// Status reports the verification state of certification slug, or of every
-// certification when slug is empty.
+// A solver's agreement rate is judged only from RateMinAnswers answers on:
+// it is flagged (SolverStats.Suspect) when it is more than RateGap
+// percentage points below the median rate of the solvers so judged.
+const (
+	RateMinAnswers = 20
+	RateGap        = 10
+)
+
+// SolverStats is how often one solver chose the stored answer.
+type SolverStats struct {
+	Name    string
+	Answers int // questions answered (one per question, the first entry)
+	Agree   int // of those, how many with the stored answer
+	// Suspect is set when the solver has at least RateMinAnswers answers
+	// and its rate is more than RateGap points below Status.Median: likely
+	// a bad solver (or a badly run one), not bad questions.
+	Suspect bool
+}
+
+// Rate returns the share of the solver's answers that chose the stored
+// answer, from 0 to 1.
+func (s SolverStats) Rate() float64 {
+	if s.Answers == 0 {
+		return 0
+	}
+	return float64(s.Agree) / float64(s.Answers)
+}
+
+// Miscalibrated is a question whose blind ratings contradict its label.
+type Miscalibrated struct {
+	ID      string
+	Source  generator.Source
+	Label   certbank.Difficulty
+	Ratings []certbank.Calibration // the contradicting ratings
+}
+
+// contradicts reports whether rating c contradicts q's label, by the rule
+// certbank lint --strict enforces: Calibration.Miscalibrated, or rated
+// recall while labelled above easy.
+func contradicts(c certbank.Calibration, q *certbank.Question) bool {
+	return c.Difficulty.Rank() >= 0 && c.Miscalibrated(q.Difficulty) ||
+		c.Level == certbank.Recall && q.Difficulty != certbank.Easy
+}
+
+// Status reports the verification and calibration state of certification
+// slug, or of every certification when slug is empty.
 func (b *Bank) Status(slug string) (*Status, error) {
 	if slug != "" {
 		if err := b.certification(slug); err != nil {
@@ -53,6 +111,7 @@ func (b *Bank) Status(slug string) (*Status, error) {
 			st.Certifications = append(st.Certifications, CertStatus{Slug: cert.Slug})
 		}
 	}
+	solvers := map[string]*SolverStats{}
 	for i := range c.Questions {
 		q := &c.Questions[i]
 		j, ok := at[q.Certification]
@@ -72,6 +131,55 @@ func (b *Bank) Status(slug string) (*Status, error) {
 		default:
 			cs.Pending++
 			st.Pending = append(st.Pending, o)
+		}
+
+		seen := map[string]bool{}
+		for _, v := range q.Verifications {
+			if seen[v.Solver] {
+				continue
+			}
+			seen[v.Solver] = true
+			s := solvers[v.Solver]
+			if s == nil {
+				s = &SolverStats{Name: v.Solver}
+				solvers[v.Solver] = s
+			}
+			s.Answers++
+			if v.Answer == q.Answer {
+				s.Agree++
+			}
+		}
+
+		if len(q.Calibrations) == 0 {
+			cs.Unrated++
+		}
+		var bad []certbank.Calibration
+		for _, r := range q.Calibrations {
+			if contradicts(r, q) {
+				bad = append(bad, r)
+			}
+		}
+		if len(bad) > 0 {
+			cs.Miscalibrated++
+			st.Miscalibrated = append(st.Miscalibrated, Miscalibrated{ID: q.ID, Source: c.Sources[i], Label: q.Difficulty, Ratings: bad})
+		}
+	}
+
+	for _, name := range slices.Sorted(maps.Keys(solvers)) {
+		st.Solvers = append(st.Solvers, *solvers[name])
+	}
+	var rates []float64
+	for _, s := range st.Solvers {
+		if s.Answers >= RateMinAnswers {
+			rates = append(rates, s.Rate())
+		}
+	}
+	if st.Judged = len(rates); st.Judged > 0 {
+		slices.Sort(rates)
+		st.Median = (rates[(len(rates)-1)/2] + rates[len(rates)/2]) / 2
+		for i, s := range st.Solvers {
+			// The epsilon keeps a rate exactly RateGap points below unflagged.
+			st.Solvers[i].Suspect = s.Answers >= RateMinAnswers && st.Median-s.Rate() > RateGap/100.0+1e-9
 		}
 	}
 	return st, nil

@@ -21,20 +21,26 @@ func (a *app) newVerifyCmd() *cobra.Command {
 	var content string
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check stored answers with independent blind solvers: sheet, import, run, status, override",
+		Short: "Check stored answers with blind solvers and difficulty labels with blind raters",
 		Long: `A question is published to the keyed and paid routes only when at least
 quality.min_agreeing_solvers (site.yaml) independent solvers chose its stored answer
-without seeing it, and none chose another answer without a reviewed override.
+without seeing it, and none chose another answer without a reviewed override. Blind
+raters check each question's difficulty label (certbank lint --strict fails on a
+label they contradict).
 
-  certbank verify sheet      export blind answer sheets (no answers, no explanations)
-  certbank verify import     record a filled sheet as one solver's answers
-  certbank verify run        ask a model (openai:) or a program (cmd:) every missing question
-  certbank verify status     what is verified, pending and disagreeing
-  certbank verify override   record a reviewed decision on a disagreement
+  certbank verify sheet        export blind answer sheets (no answers, no explanations)
+  certbank verify import       record filled sheets as one solver's answers
+  certbank verify run          ask a model (openai:) or a program (cmd:) every missing question
+  certbank verify status       what is verified, pending, disagreeing, unrated and
+                               miscalibrated; each solver's agreement rate
+  certbank verify override     record a reviewed decision on a disagreement
+  certbank verify rate-sheet   export rating sheets (key shown, difficulty label hidden)
+  certbank verify rate-import  record filled rating sheets as one rater's ratings
 
-Answers are recorded as verification entries {solver, answer, date} in the question
-files, edited in place (comments and formatting stay). The solver NAME is published
-with the question's quality evidence: describe honestly who or what answered, e.g.
+Answers are recorded as verification entries {solver, answer, date}, ratings as
+calibration entries {rater, difficulty, level, date}, in the question files, edited
+in place (comments and formatting stay). The solver or rater NAME is published with
+the question's quality evidence: describe honestly who or what answered, e.g.
 "gpt-4o-2024-08-06 via API, temperature 0" or "J. Doe (CISSP holder)".`,
 	}
 	cmd.PersistentFlags().StringVar(&content, "content", a.envDefault("CERTBANK_CONTENT", "content"), "content directory (env CERTBANK_CONTENT)")
@@ -51,6 +57,8 @@ with the question's quality evidence: describe honestly who or what answered, e.
 		a.newVerifyRunCmd(open),
 		a.newVerifyStatusCmd(open),
 		a.newVerifyOverrideCmd(open),
+		a.newVerifyRateSheetCmd(open),
+		a.newVerifyRateImportCmd(open),
 	)
 	for _, c := range cmd.Commands() {
 		c.Args = wrapArgs(c.Args)
@@ -178,49 +186,78 @@ func (a *app) runVerifySheet(open openBank, o *verifySheetOptions) error {
 		return nil
 	}
 
-	slugs := []string{o.slug}
-	if o.all {
-		slugs = nil
-		for _, c := range b.Content().Certifications {
-			slugs = append(slugs, c.Slug)
-		}
-	}
-	var files []sheetFile
-	var report []string
-	total := 0
-	for _, slug := range slugs {
+	var batches []certBatches
+	for _, slug := range slugsFor(b, o.slug) {
 		s, err := b.Sheet(slug, o.filter)
 		if err != nil {
 			return verifyErr(err)
 		}
-		parts := s.Split(o.batch)
-		names := batchNames(o.dir, slug, len(parts), f.Ext())
-		for i, p := range parts {
+		cb := certBatches{slug: slug, questions: len(s.Questions), ext: f.Ext()}
+		for _, p := range s.Split(o.batch) {
 			var buf bytes.Buffer
 			if err := p.Write(&buf, f); err != nil {
 				return err
 			}
-			files = append(files, sheetFile{names[i], buf.Bytes()})
+			cb.parts = append(cb.parts, buf.Bytes())
 		}
-		if len(parts) > 0 {
-			report = append(report, fmt.Sprintf("%s: %d questions in %s", slug, len(s.Questions), fileRange(names)))
-			total += len(s.Questions)
+		batches = append(batches, cb)
+	}
+	return a.writeBatches(o.dir, o.force, batches, "no questions to answer"+describeFilter(o.filter))
+}
+
+// slugsFor returns slug, or every certification's slug when it is empty
+// (--all).
+func slugsFor(b *verify.Bank, slug string) []string {
+	if slug != "" {
+		return []string{slug}
+	}
+	var slugs []string
+	for _, c := range b.Content().Certifications {
+		slugs = append(slugs, c.Slug)
+	}
+	return slugs
+}
+
+// certBatches are one certification's batch sheets, rendered.
+type certBatches struct {
+	slug      string
+	questions int
+	ext       string
+	parts     [][]byte
+}
+
+// writeBatches writes each certification's batch sheets into dir as
+// <slug>-01<ext>, ..., all or (when one exists and force is not set) none,
+// and reports what it wrote; none says why there is nothing to write.
+func (a *app) writeBatches(dir string, force bool, certs []certBatches, none string) error {
+	var files []sheetFile
+	var report []string
+	total := 0
+	for _, c := range certs {
+		if len(c.parts) == 0 {
+			continue
 		}
+		names := batchNames(dir, c.slug, len(c.parts), c.ext)
+		for i, p := range c.parts {
+			files = append(files, sheetFile{names[i], p})
+		}
+		report = append(report, fmt.Sprintf("%s: %d questions in %s", c.slug, c.questions, fileRange(names)))
+		total += c.questions
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(a.stdout, "no questions to answer%s; no sheet written\n", describeFilter(o.filter))
+		fmt.Fprintf(a.stdout, "%s; no sheet written\n", none)
 		return nil
 	}
-	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := writeNew(files, o.force); err != nil {
+	if err := writeNew(files, force); err != nil {
 		return err
 	}
 	for _, r := range report {
 		fmt.Fprintln(a.stdout, r)
 	}
-	fmt.Fprintf(a.stdout, "wrote %d sheet(s) with %d questions to %s\n", len(files), total, o.dir)
+	fmt.Fprintf(a.stdout, "wrote %d sheet(s) with %d questions to %s\n", len(files), total, dir)
 	return nil
 }
 
@@ -428,63 +465,252 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-func (a *app) newVerifyStatusCmd(open openBank) *cobra.Command {
-	var slug string
-	var check bool
-	cmd := &cobra.Command{
-		Use:   "status [--certification SLUG] [--check]",
-		Short: "Show per certification how many questions are verified, pending and disagreeing",
-		Long: `Prints per certification the number of questions; how many are verified (at least
-quality.min_agreeing_solvers solvers chose the stored answer and none disagrees);
-pending (fewer agreeing solvers, none disagreeing); and disagreeing (a solver chose
-another answer and no override records a review). Every disagreement is listed
-with its file:line, the stored answer and each disagreeing solver's answer.
+// verifyStatusOptions are the flags of "certbank verify status".
+type verifyStatusOptions struct {
+	slug                      string
+	check, requireCalibration bool
+}
 
-Exits 0, or with --check 3 when anything is pending or disagreeing.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			b, err := open()
-			if err != nil {
+func (a *app) newVerifyStatusCmd(open openBank) *cobra.Command {
+	o := &verifyStatusOptions{}
+	cmd := &cobra.Command{
+		Use:   "status [--certification SLUG] [--check] [--require-calibration]",
+		Short: "Show per certification what is verified, pending, disagreeing, unrated and miscalibrated, and each solver's agreement rate",
+		Long: fmt.Sprintf(`Prints per certification the number of questions; how many are verified (at least
+quality.min_agreeing_solvers solvers chose the stored answer and none disagrees);
+pending (fewer agreeing solvers, none disagreeing); disagreeing (a solver chose
+another answer and no override records a review); unrated (no calibration entry);
+and miscalibrated (a rater's difficulty contradicts the label by two levels, or by
+one for hard, or a rater called it recall while it is labelled above easy: what
+certbank lint --strict fails on). Every disagreement and every miscalibration is
+listed with its file:line.
+
+Then each solver's agreement rate: the share of its answers that chose the stored
+answer. A solver with at least %d answers whose rate is more than %d points below
+the median of the solvers with at least %d answers is flagged: likely a bad solver
+(or a badly run one), not bad questions.
+
+Exits 0; with --check 3 when anything is pending or disagreeing; with
+--require-calibration 3 when anything is unrated or miscalibrated.`, verify.RateMinAnswers, verify.RateGap, verify.RateMinAnswers),
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerifyStatus(open, o) },
+	}
+	cmd.Flags().StringVar(&o.slug, "certification", "", "only this certification (default all)")
+	cmd.Flags().BoolVar(&o.check, "check", false, "exit 3 when any question is pending or disagreeing")
+	cmd.Flags().BoolVar(&o.requireCalibration, "require-calibration", false, "exit 3 when any question is unrated or miscalibrated")
+	return cmd
+}
+
+func (a *app) runVerifyStatus(open openBank, o *verifyStatusOptions) error {
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	st, err := b.Status(o.slug)
+	if err != nil {
+		return verifyErr(err)
+	}
+	tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "CERTIFICATION\tQUESTIONS\t≥%d AGREEING\tPENDING\tDISAGREEING\tUNRATED\tMISCALIBRATED\n", st.MinAgreeing)
+	var sum verify.CertStatus
+	for _, c := range st.Certifications {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", c.Slug, c.Questions, c.Verified, c.Pending, c.Disagreeing, c.Unrated, c.Miscalibrated)
+		sum.Questions += c.Questions
+		sum.Verified += c.Verified
+		sum.Pending += c.Pending
+		sum.Disagreeing += c.Disagreeing
+		sum.Unrated += c.Unrated
+		sum.Miscalibrated += c.Miscalibrated
+	}
+	if len(st.Certifications) > 1 {
+		fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\t%d\t%d\n", sum.Questions, sum.Verified, sum.Pending, sum.Disagreeing, sum.Unrated, sum.Miscalibrated)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	if len(st.Solvers) > 0 {
+		fmt.Fprintln(a.stdout)
+		tw = tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "SOLVER\tANSWERS\tAGREE WITH KEY\tRATE\n")
+		for _, s := range st.Solvers {
+			note := ""
+			if s.Suspect {
+				note = "\tlikely a bad solver, not bad questions"
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f %%%s\n", s.Name, s.Answers, s.Agree, 100*s.Rate(), note)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if st.Judged > 0 {
+			fmt.Fprintf(a.stdout, "median rate of the %d solver(s) with at least %d answers: %.1f %%; a solver more than %d points below it is flagged\n", st.Judged, verify.RateMinAnswers, 100*st.Median, verify.RateGap)
+		} else {
+			fmt.Fprintf(a.stdout, "no solver has %d answers yet, so no rate is judged\n", verify.RateMinAnswers)
+		}
+	}
+
+	if len(st.Disagreeing) > 0 {
+		fmt.Fprintf(a.stdout, "\nDisagreements: fix the question, or record a review with\n  certbank verify override --id ID --solver NAME --reason \"...\"\n")
+		for _, d := range st.Disagreeing {
+			var who []string
+			for _, v := range d.Disagree {
+				who = append(who, fmt.Sprintf("%q answered %s", v.Solver, v.Answer))
+			}
+			fmt.Fprintf(a.stdout, "%s:%d: %s: stored %s; %s\n", d.Source.File, d.Source.Line, d.ID, d.Answer, strings.Join(who, "; "))
+		}
+	}
+	if len(st.Miscalibrated) > 0 {
+		fmt.Fprintf(a.stdout, "\nMiscalibrated: relabel the question, or rewrite it to its label's level\n")
+		for _, m := range st.Miscalibrated {
+			var who []string
+			for _, c := range m.Ratings {
+				who = append(who, fmt.Sprintf("%q rated it %s %s", c.Rater, c.Difficulty, c.Level))
+			}
+			fmt.Fprintf(a.stdout, "%s:%d: %s: labelled %s; %s\n", m.Source.File, m.Source.Line, m.ID, m.Label, strings.Join(who, "; "))
+		}
+	}
+
+	var failed []string
+	if o.check && sum.Pending+sum.Disagreeing > 0 {
+		failed = append(failed, fmt.Sprintf("%d question(s) pending and %d disagreeing; not every question is verified", sum.Pending, sum.Disagreeing))
+	}
+	if o.requireCalibration && sum.Unrated+sum.Miscalibrated > 0 {
+		failed = append(failed, fmt.Sprintf("%d question(s) unrated and %d miscalibrated; rate them with certbank verify rate-sheet and rate-import, and relabel or rewrite the miscalibrated ones", sum.Unrated, sum.Miscalibrated))
+	}
+	if len(failed) > 0 {
+		return checkFailed{strings.Join(failed, "; and ")}
+	}
+	return nil
+}
+
+// verifyRateSheetOptions are the flags of "certbank verify rate-sheet".
+type verifyRateSheetOptions struct {
+	slug, dir, unratedBy string
+	all, force           bool
+	batch                int
+}
+
+func (a *app) newVerifyRateSheetCmd(open openBank) *cobra.Command {
+	o := &verifyRateSheetOptions{}
+	cmd := &cobra.Command{
+		Use:   "rate-sheet (--certification SLUG | --all) --dir DIR [--unrated-by RATER] [--batch 50]",
+		Short: "Export calibration sheets: each question with its key and the exam, without its difficulty label",
+		Long: `Writes the questions of a certification as rating sheets for a blind rater who
+knows the exam: DIR/<slug>-01.txt, ... of at most --batch (50) questions each. A
+sheet names the exam (name and code), says what easy, medium and hard and recall,
+apply and analyse mean, and shows each question with its id, options and key, but
+not its difficulty label, objective, tests line, explanation, verification or
+calibration entries. At the end a RATINGS block has one "<id>: " line per question;
+the rater completes each as "<id>: <easy|medium|hard> <recall|apply|analyse>".
+Record the filled sheets with certbank verify rate-import.
+
+--unrated-by RATER leaves out the questions RATER has rated. An existing file is not
+overwritten without --force.`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerifyRateSheet(open, o) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.slug, "certification", "", "the certification slug")
+	fl.BoolVar(&o.all, "all", false, "every certification")
+	fl.StringVar(&o.dir, "dir", "", "write the sheets DIR/<slug>-NN.txt (required)")
+	fl.IntVar(&o.batch, "batch", verify.DefaultBatch, "questions per sheet")
+	fl.StringVar(&o.unratedBy, "unrated-by", "", "leave out the questions rater NAME has rated")
+	fl.BoolVar(&o.force, "force", false, "overwrite existing sheet files")
+	return cmd
+}
+
+func (a *app) runVerifyRateSheet(open openBank, o *verifyRateSheetOptions) error {
+	switch {
+	case o.all == (o.slug != ""):
+		return usagef("give --certification SLUG or --all, with --dir DIR")
+	case o.dir == "":
+		return usagef("give --dir DIR: the rating sheets are written there as <slug>-01.txt, ...")
+	case o.batch < 1:
+		return usagef("--batch must be at least 1, not %d", o.batch)
+	}
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	var batches []certBatches
+	for _, slug := range slugsFor(b, o.slug) {
+		s, err := b.RatingSheet(slug, o.unratedBy)
+		if err != nil {
+			return verifyErr(err)
+		}
+		cb := certBatches{slug: slug, questions: len(s.Questions), ext: verify.Text.Ext()}
+		for _, p := range s.Split(o.batch) {
+			var buf bytes.Buffer
+			if err := p.Write(&buf); err != nil {
 				return err
 			}
-			st, err := b.Status(slug)
-			if err != nil {
-				return verifyErr(err)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintf(tw, "CERTIFICATION\tQUESTIONS\t≥%d AGREEING\tPENDING\tDISAGREEING\n", st.MinAgreeing)
-			var sum verify.CertStatus
-			for _, c := range st.Certifications {
-				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\n", c.Slug, c.Questions, c.Verified, c.Pending, c.Disagreeing)
-				sum.Questions += c.Questions
-				sum.Verified += c.Verified
-				sum.Pending += c.Pending
-				sum.Disagreeing += c.Disagreeing
-			}
-			if len(st.Certifications) > 1 {
-				fmt.Fprintf(tw, "total\t%d\t%d\t%d\t%d\n", sum.Questions, sum.Verified, sum.Pending, sum.Disagreeing)
-			}
-			if err := tw.Flush(); err != nil {
-				return err
-			}
-			if len(st.Disagreeing) > 0 {
-				fmt.Fprintf(a.stdout, "\nDisagreements: fix the question, or record a review with\n  certbank verify override --id ID --solver NAME --reason \"...\"\n")
-				for _, d := range st.Disagreeing {
-					var who []string
-					for _, v := range d.Disagree {
-						who = append(who, fmt.Sprintf("%q answered %s", v.Solver, v.Answer))
-					}
-					fmt.Fprintf(a.stdout, "%s:%d: %s: stored %s; %s\n", d.Source.File, d.Source.Line, d.ID, d.Answer, strings.Join(who, "; "))
-				}
-			}
-			if check && sum.Pending+sum.Disagreeing > 0 {
-				return checkFailed{fmt.Sprintf("%d question(s) pending and %d disagreeing; not every question is verified", sum.Pending, sum.Disagreeing)}
-			}
-			return nil
+			cb.parts = append(cb.parts, buf.Bytes())
+		}
+		batches = append(batches, cb)
+	}
+	none := "no questions to rate"
+	if o.unratedBy != "" {
+		none += fmt.Sprintf(" unrated by %q", o.unratedBy)
+	}
+	return a.writeBatches(o.dir, o.force, batches, none)
+}
+
+// verifyRateImportOptions are the flags and arguments of "certbank verify
+// rate-import".
+type verifyRateImportOptions struct {
+	rater, date string
+	files       []string
+}
+
+func (a *app) newVerifyRateImportCmd(open openBank) *cobra.Command {
+	o := &verifyRateImportOptions{}
+	cmd := &cobra.Command{
+		Use:   "rate-import --rater NAME [--date YYYY-MM-DD] FILE...",
+		Short: "Record filled rating sheets as one rater's calibration entries",
+		Long: `Reads filled rating sheets (from certbank verify rate-sheet) and records each
+"<id>: <easy|medium|hard> <recall|apply|analyse>" line of their RATINGS block as a
+calibration entry {rater: NAME, difficulty, level, date} on its question, editing
+the question files in place (a new calibration list goes after the question's
+verification list, or at its end). A rater's earlier entry on a question is
+replaced, so importing the same sheet twice changes nothing.
+
+Every sheet is checked first: a question of the sheet without its RATINGS line, an
+id repeated, not on the sheet or unknown to the bank, a question, option or key that
+differs from the bank, and a missing or invalid rating refuse the whole import
+(exit 3, one file:line message each, naming the question) and no file changes.
+
+The ratings that contradict a question's label are listed; certbank lint --strict
+fails on them until the question is relabelled or rewritten. NAME is published as
+quality evidence: describe the rater honestly.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, files []string) error {
+			o.files = files
+			return a.runVerifyRateImport(open, o)
 		},
 	}
-	cmd.Flags().StringVar(&slug, "certification", "", "only this certification (default all)")
-	cmd.Flags().BoolVar(&check, "check", false, "exit 3 when any question is pending or disagreeing")
+	cmd.Flags().StringVar(&o.rater, "rater", "", "who rated, honestly described (required)")
+	cmd.Flags().StringVar(&o.date, "date", "", "date of the ratings, YYYY-MM-DD (default today)")
 	return cmd
+}
+
+func (a *app) runVerifyRateImport(open openBank, o *verifyRateImportOptions) error {
+	if o.rater == "" {
+		return usagef("--rater NAME is required: who rated the sheet, honestly described")
+	}
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	n, err := b.RateImport(o.rater, o.date, o.files...)
+	if err != nil {
+		return verifyErr(err)
+	}
+	fmt.Fprintf(a.stdout, "recorded %d ratings of %q: %d new, %d replaced, %d unchanged; %d file(s) written\n",
+		n.Ratings, o.rater, n.Added, n.Replaced, n.Unchanged, len(n.Files))
+	if len(n.Miscalibrated) > 0 {
+		fmt.Fprintf(a.stdout, "%d rating(s) contradict the question's label; relabel or rewrite (certbank verify status lists them, certbank lint --strict fails on them): %s\n",
+			len(n.Miscalibrated), strings.Join(n.Miscalibrated, ", "))
+	}
+	return nil
 }
 
 func (a *app) newVerifyOverrideCmd(open openBank) *cobra.Command {
