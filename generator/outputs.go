@@ -386,10 +386,7 @@ func (r *renderer) hub(m *model, c *certStats) ([]byte, error) {
 		}
 		p.Domains = append(p.Domains, row)
 	}
-	title := c.Cert.Name + " practice questions"
-	if c.Cert.ExamCode != "" {
-		title = c.Cert.Name + " (" + c.Cert.ExamCode + ") practice questions"
-	}
+	title := hubTitle(c.Cert.Name, c.Cert.ExamCode)
 	desc := fmt.Sprintf("%d free %s practice questions with explanations of every option; %d verified questions in all.", len(c.Sample), c.Cert.Name, len(c.Published))
 	v := r.view(m, c.HubPath, title+" · "+m.Site.Name, desc, "", p)
 	ld, err := hubJSONLD(m, c)
@@ -515,4 +512,13 @@ func (r *renderer) sitemap(m *model) ([]byte, error) {
 	return r.text("sitemap.tmpl", struct {
 		URLs []sitemapURL
 	}{urls})
+}
+
+// hubTitle names a certification's study hub: its name, and its exam code
+// in brackets unless the name already carries the code.
+func hubTitle(name, code string) string {
+	if code == "" || strings.Contains(name, code) {
+		return name + " practice questions"
+	}
+	return name + " (" + code + ") practice questions"
 }
