@@ -26,11 +26,14 @@ const (
 // textWidth is the width text sheets are wrapped to.
 const textWidth = 88
 
-// textHeadRE matches the line that starts a question on a text sheet.
-var textHeadRE = regexp.MustCompile(`(?i)^question\b.*\(id:?\s*([^\s()]+)\)$`)
+// textHeadRE matches the line that starts a question on a text sheet:
+// "Question N of M (id ID)", or "=== ID ..." as on the sheets of the
+// bootstrap (content/verification/solver-d).
+var textHeadRE = regexp.MustCompile(`(?i)^(?:question\b.*\(id:?\s*([^\s()]+)\)|===\s*([^\s()]+)(?:\s.*)?)$`)
 
-// textOptionRE matches the line that starts an option on a text sheet.
-var textOptionRE = regexp.MustCompile(`^([A-D])\)\s*(.*)$`)
+// textOptionRE matches the line that starts an option on a text sheet:
+// "A) text", or "A. text" as on the bootstrap sheets.
+var textOptionRE = regexp.MustCompile(`^([A-D])(?:\)\s*|\.\s+)(.*)$`)
 
 // textKeyRE matches the key line of a question on a rating sheet.
 var textKeyRE = regexp.MustCompile(`(?i)^key:\s*(.*)$`)
@@ -228,7 +231,7 @@ func readText(name string, data []byte, want string) (*textSheet, generator.Prob
 			}
 			if m := textHeadRE.FindStringSubmatch(t); m != nil {
 				endItem()
-				cur = &textItem{line: n, item: Item{ID: m[1]}}
+				cur = &textItem{line: n, item: Item{ID: m[1] + m[2]}}
 				continue
 			}
 			if cur == nil {

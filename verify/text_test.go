@@ -3,6 +3,7 @@ package verify_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -260,5 +261,27 @@ func TestImportTextRefusals(t *testing.T) {
 				t.Errorf("a refused import changed the content tree")
 			}
 		})
+	}
+}
+
+// The sheets of the bootstrap (content/verification/solver-d and -e) head
+// each question "=== ID  (exam: SLUG)", mix exams, and write options "A.".
+func TestImportBootstrapTextSheet(t *testing.T) {
+	t.Parallel()
+	dir := fixture(t)
+	n, err := mustOpen(t, dir).Import("alice", date, "testdata/bootstrap-sheet.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Answers != 7 || n.Agree != 7 || n.Added != 7 {
+		t.Errorf("counts = %+v", n)
+	}
+	// An edited option is still caught.
+	data, _ := os.ReadFile("testdata/bootstrap-sheet.txt")
+	p := filepath.Join(t.TempDir(), "edited.txt")
+	os.WriteFile(p, bytes.Replace(data, []byte("  B. Data custodian"), []byte("  B. Custodian"), 1), 0o644)
+	_, err = mustOpen(t, fixture(t)).Import("alice", date, p)
+	if err == nil || !strings.Contains(err.Error(), "edited.txt:"+fmt.Sprint(lineOf(t, string(data), "=== "+custodian, 1))+": question "+custodian+": option B differs") {
+		t.Errorf("edited bootstrap sheet: %v", err)
 	}
 }
