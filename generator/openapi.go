@@ -224,6 +224,12 @@ func openAPI(m *model) obj {
 		"answer":      obj{"type": []string{"string", "null"}, "enum": []any{"A", "B", "C", "D", nil}, "description": "Present only when include_answer=true."},
 		"explanation": obj{"type": []string{"string", "null"}, "description": "Present only when include_answer=true."},
 	}}
+	// A free feed question is a paid one with its references.
+	freeProps := obj{"references": obj{"type": "array", "items": obj{"type": "string"}, "description": "Sources a learner can read further in."}}
+	for k, v := range question["properties"].(obj) {
+		freeProps[k] = v
+	}
+	freeQuestion := obj{"type": "object", "required": question["required"], "properties": freeProps}
 	limitObj := obj{"type": "object", "required": []string{"limit", "used", "remaining"}, "properties": obj{
 		"limit": obj{"type": []string{"integer", "null"}, "description": "null when unlimited"}, "used": obj{"type": "integer"},
 		"remaining": obj{"type": []string{"integer", "null"}}, "resets_at": obj{"type": "string", "format": "date-time"},
@@ -237,6 +243,7 @@ func openAPI(m *model) obj {
 			"A": obj{"type": "string"}, "B": obj{"type": "string"}, "C": obj{"type": "string"}, "D": obj{"type": "string"},
 		}},
 		"X402Question": question,
+		"FreeQuestion": freeQuestion,
 		"PaidOffer": obj{"type": "object", "required": []string{"limit", "difficulty"}, "additionalProperties": false,
 			"description": "One request the pay-per-request route can fill: limit questions of one difficulty, or of any (the difficulty parameter left out). It can be filled when the certification has at least limit published questions of that difficulty (of all difficulties for any).",
 			"properties": obj{
@@ -267,7 +274,8 @@ func openAPI(m *model) obj {
 			"extra": obj{"type": "object", "properties": obj{"name": obj{"type": "string"}, "version": obj{"type": "string"}}},
 		}},
 		"PaymentRequired": obj{"type": "object", "required": []string{"x402Version", "error", "accepts"}, "properties": obj{
-			"x402Version": obj{"type": "integer", "const": 1}, "error": obj{"type": "string"},
+			"x402Version": obj{"type": "integer", "const": 1}, "error": obj{"type": "string", "description": "x402 reason code: why a payment is required or was refused."},
+			"message": obj{"type": "string", "description": "When a payment was refused: what was wrong with it, in words."},
 			"accepts": obj{"type": "array", "items": ref("PaymentRequirements")},
 		}},
 		"KeyQuestion": obj{"type": "object", "required": []string{"id", "question", "options", "difficulty", "domain", "certification"}, "properties": obj{
@@ -302,9 +310,14 @@ func openAPI(m *model) obj {
 			"meta": obj{"type": "object", "properties": obj{"total": obj{"type": "integer"}, "total_questions": obj{"type": "integer"}}},
 		}},
 		"Usage": obj{"type": "object", "required": []string{"tier", "requests", "unique_questions"}, "properties": obj{
-			"key":      obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "prefix": obj{"type": "string"}, "created_at": obj{"type": "string", "format": "date-time"}}},
-			"tier":     obj{"type": "object", "properties": obj{"name": obj{"type": "string"}, "title": obj{"type": "string"}, "until": obj{"type": []string{"string", "null"}, "format": "date-time"}, "max_limit": obj{"type": "integer"}}},
-			"requests": obj{"type": "object", "properties": obj{"minute": limitObj, "month": limitObj}},
+			"key": obj{"type": "object", "properties": obj{"id": obj{"type": "string"}, "prefix": obj{"type": "string"}, "created_at": obj{"type": "string", "format": "date-time"}}},
+			"tier": obj{"type": "object", "properties": obj{
+				"name": obj{"type": "string"}, "title": obj{"type": "string"}, "until": obj{"type": []string{"string", "null"}, "format": "date-time"}, "max_limit": obj{"type": "integer"},
+				"pagination":  obj{"type": "boolean", "description": "Whether the tier may page through a certification in a stable order (random=false)."},
+				"bulk_export": obj{"type": "boolean", "description": "Whether the tier may use /api/v1/export."},
+			}},
+			"questions_this_month": obj{"type": "integer", "description": "Questions served to the key this calendar month (UTC)."},
+			"requests":             obj{"type": "object", "properties": obj{"minute": limitObj, "month": limitObj}},
 			"unique_questions": obj{"type": "object", "required": []string{"limit", "used", "remaining"}, "properties": obj{
 				"limit": obj{"type": "integer"}, "used": obj{"type": "integer"}, "remaining": obj{"type": "integer"},
 			}},
@@ -323,7 +336,7 @@ func openAPI(m *model) obj {
 		}},
 		"FreeFeed": obj{"type": "object", "required": []string{"certification", "generated", "count", "questions"}, "properties": obj{
 			"certification": obj{"type": "object"}, "generated": obj{"type": "string", "format": "date"},
-			"count": obj{"type": "integer"}, "questions": obj{"type": "array", "items": ref("X402Question")}, "more": obj{"type": "object"},
+			"count": obj{"type": "integer"}, "questions": obj{"type": "array", "items": ref("FreeQuestion")}, "more": obj{"type": "object"},
 		}},
 	}
 	servers := []obj{{"url": s.BaseURL, "description": "main site"}}
