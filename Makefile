@@ -25,7 +25,7 @@ site: build
 
 lint-content: build
 	./$(BIN) lint --strict
-	./$(BIN) verify status --check
+	./$(BIN) verify status --check --require-calibration
 
 fmt:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
@@ -65,7 +65,7 @@ test: deps fmt vet build
 	fi; \
 	CERTBANK_REQUIRE_NODE_TESTS=1 $(GO) test $(GOFLAGS_TEST) -timeout 20m ./...
 	./$(BIN) lint --strict
-	./$(BIN) verify status --check
+	./$(BIN) verify status --check --require-calibration
 	@for s in interop/x402/run.sh interop/mcp/run.sh e2e/run.sh; do \
 	  if [ -x $$s ]; then echo "== $$s"; ./$$s || exit 1; else echo "missing test suite $$s"; exit 1; fi; \
 	done
