@@ -57,10 +57,11 @@ launch() {
     BASE_URL="http://127.0.0.1:$port"
     rm -f "$WORK/certbank.db"*
     # MCP needs no payments: a facilitator URL that is never called keeps the
-    # embedded development chain (and its start-up) out of these checks.
+    # embedded development chain (and its start-up) out of these checks; a
+    # real backend needs a payee whose key is not public.
     "$WORK/certbank" serve --addr "127.0.0.1:$port" --base-url "$BASE_URL" \
       --database "sqlite:$WORK/certbank.db" --content "$content" \
-      --facilitator "http://127.0.0.1:9" --log-level warn >"$WORK/server.log" 2>&1 &
+      --facilitator "http://127.0.0.1:9" --pay-to 0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c --log-level warn >"$WORK/server.log" 2>&1 &
     SERVER_PID=$!
     for i in $(seq 1 300); do
       if ready="$(curl -fsS "$BASE_URL/readyz" 2>/dev/null)"; then
