@@ -45,6 +45,41 @@ var never = []struct {
 	{"paywall/...", "generator/..."},
 }
 
+// noDeps lists packages that must not depend on a package outside the
+// module (the standard library included), directly or through any chain of
+// imports (test files: direct imports only).
+var noDeps = []struct {
+	from, dep string
+}{
+	// The rooms of the service know no HTTP: the doors (paywall,
+	// paywall/mcpserver) translate.
+	{"paywall/store/...", "net/http"},
+	{"paywall/bank/...", "net/http"},
+	{"paywall/quota/...", "net/http"},
+	{"paywall/ledger/...", "net/http"},
+	{"paywall/draw/...", "net/http"},
+	// The stores reach neither the router nor the MCP SDK.
+	{"paywall/sqlite/...", "github.com/gorilla/mux/..."},
+	{"paywall/postgres/...", "github.com/gorilla/mux/..."},
+	{"paywall/storetest/...", "github.com/gorilla/mux/..."},
+	{"paywall/sqlite/...", "github.com/modelcontextprotocol/go-sdk/..."},
+	{"paywall/postgres/...", "github.com/modelcontextprotocol/go-sdk/..."},
+	{"paywall/storetest/...", "github.com/modelcontextprotocol/go-sdk/..."},
+}
+
+// within lists packages that may import, of the module's packages under
+// scope, only the allowed ones (and their own sub-packages), directly or
+// through any chain of imports (test files: direct imports only).
+var within = []struct {
+	from    []string
+	scope   string
+	allowed []string
+}{
+	// The stores and their conformance suite see only the store contract
+	// of paywall.
+	{[]string{"paywall/sqlite/...", "paywall/postgres/...", "paywall/storetest/..."}, "paywall/...", []string{"paywall/store", "paywall/storetest"}},
+}
+
 // stdOnly lists packages that may import only the standard library,
 // directly or indirectly, tests included.
 var stdOnly = []string{"."}
@@ -114,7 +149,9 @@ func TestDependencyPolicyCatches(t *testing.T) {
 		m + "/generator":                         own(m+"/generator", []string{m + "/paywall"}, []string{m + "/paywall", m + "/paywall/x402"}),
 		m + "/paywall":                           own(m+"/paywall", []string{"github.com/ethereum/go-ethereum/crypto"}, nil, m+"/generator"),
 		m + "/paywall/x402":                      own(m+"/paywall/x402", []string{"github.com/ethereum/go-ethereum/crypto", "modernc.org/sqlite"}, nil),
-		m + "/paywall/sqlite":                    own(m+"/paywall/sqlite", []string{"github.com/gorilla/mux"}, nil),
+		m + "/paywall/sqlite":                    own(m+"/paywall/sqlite", []string{"github.com/gorilla/mux"}, []string{"github.com/gorilla/mux", m + "/paywall", m + "/paywall/store"}),
+		m + "/paywall/quota":                     own(m+"/paywall/quota", []string{"fmt"}, []string{"fmt", "net/http"}),
+		"net/http":                               std("net/http"),
 	}
 	got := strings.Join(violations(m, pkgs), "\n")
 	for _, want := range []string{
@@ -125,12 +162,15 @@ func TestDependencyPolicyCatches(t *testing.T) {
 		m + "/paywall imports github.com/ethereum/go-ethereum/crypto", // only from paywall/x402
 		m + "/paywall/x402 imports modernc.org/sqlite",                // only from paywall/sqlite
 		m + "/paywall/sqlite imports github.com/gorilla/mux",          // only from paywall and cmd
+		m + "/paywall/quota depends on net/http",                      // noDeps: the rooms know no HTTP
+		m + "/paywall/sqlite depends on github.com/gorilla/mux",       // noDeps: stores never reach the router
+		m + "/paywall/sqlite depends on " + m + "/paywall;",           // within: only paywall/store
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("violations lack %q; got:\n%s", want, got)
 		}
 	}
-	for _, allowed := range []string{m + "/paywall/x402 imports github.com/ethereum"} {
+	for _, allowed := range []string{m + "/paywall/x402 imports github.com/ethereum", m + "/paywall/sqlite depends on " + m + "/paywall/store"} {
 		if strings.Contains(got, allowed) {
 			t.Errorf("violations wrongly include %q", allowed)
 		}
@@ -220,6 +260,37 @@ func violations(module string, pkgs map[string]*pkg) []string {
 			for _, imp := range tests {
 				if match(to, imp) && !match(join(module, rule.from), imp) {
 					add("%s (tests) import %s; %s and %s never import each other (DESIGN.md §2)", p.ImportPath, imp, rule.from, rule.to)
+				}
+			}
+		}
+		for _, rule := range noDeps {
+			if !match(join(module, rule.from), p.ImportPath) {
+				continue
+			}
+			for _, d := range append(append([]string{}, p.Deps...), tests...) {
+				if match(rule.dep, d) {
+					add("%s depends on %s, which %s never reaches (DESIGN.md §2)", p.ImportPath, d, rule.from)
+				}
+			}
+		}
+		for _, rule := range within {
+			from := false
+			for _, f := range rule.from {
+				from = from || match(join(module, f), p.ImportPath)
+			}
+			if !from {
+				continue
+			}
+			for _, d := range append(append([]string{}, p.Deps...), tests...) {
+				if !match(join(module, rule.scope), d) || strings.HasPrefix(d+"/", p.ImportPath+"/") {
+					continue
+				}
+				ok := false
+				for _, a := range rule.allowed {
+					ok = ok || d == join(module, a)
+				}
+				if !ok {
+					add("%s depends on %s; of %s it may import only %s (DESIGN.md §2)", p.ImportPath, d, rule.scope, strings.Join(rule.allowed, ", "))
 				}
 			}
 		}

@@ -41,6 +41,7 @@ import (
 	"github.com/certbank/certbank/paywall/paywalltest"
 	"github.com/certbank/certbank/paywall/postgres"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // ltPGDSN returns the DSN of a fresh schema on the server named by
@@ -74,10 +75,10 @@ func ltHex(n int) string {
 
 // ltStores opens two store handles on one fresh database: two SQLite
 // handles on one file, or two PostgreSQL pools on one schema.
-func ltStores(tb testing.TB, kind string) (paywall.Store, paywall.Store) {
+func ltStores(tb testing.TB, kind string) (store.Store, store.Store) {
 	tb.Helper()
 	ctx := context.Background()
-	var a, b paywall.Store
+	var a, b store.Store
 	var err error
 	switch kind {
 	case "sqlite":
@@ -102,10 +103,10 @@ func ltStores(tb testing.TB, kind string) (paywall.Store, paywall.Store) {
 type ltInstance struct {
 	srv   *paywall.Server
 	http  *httptest.Server
-	store paywall.Store
+	store store.Store
 }
 
-func ltStart(tb testing.TB, bank *certbank.Bank, store paywall.Store, now func() time.Time) *ltInstance {
+func ltStart(tb testing.TB, bank *certbank.Bank, store store.Store, now func() time.Time) *ltInstance {
 	tb.Helper()
 	s, err := paywall.New(paywall.Config{Bank: bank, Store: store, Now: now,
 		Static: map[string][]byte{"index.html": []byte("<h1>hi</h1>"), "404.html": []byte("nope")}})
@@ -119,11 +120,11 @@ func ltStart(tb testing.TB, bank *certbank.Bank, store paywall.Store, now func()
 
 // ltKey stores a key on tier (created Free, then SetTier, as support does)
 // and returns the raw key and its ID.
-func ltKey(tb testing.TB, s paywall.Store, tier string, created time.Time) (raw, id string) {
+func ltKey(tb testing.TB, s store.Store, tier string, created time.Time) (raw, id string) {
 	tb.Helper()
 	raw, hash, prefix := paywall.NewAPIKey()
 	id = paywall.NewKeyID()
-	k := paywall.Key{ID: id, Hash: hash, Prefix: prefix, Name: "load", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: created}
+	k := store.Key{ID: id, Hash: hash, Prefix: prefix, Name: "load", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: created}
 	if err := s.CreateKey(context.Background(), k); err != nil {
 		tb.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestLoadRateLimitTwoInstances(t *testing.T) {
 		if got["200"] != 10 || got["429 RATE_LIMITED"] != 190 {
 			t.Errorf("200 concurrent requests over 2 instances: %v; want exactly 10 × 200 and 190 × 429 RATE_LIMITED", got)
 		}
-		for i, s := range []paywall.Store{a, b} {
+		for i, s := range []store.Store{a, b} {
 			if req, qs, err := s.MonthlyUsage(context.Background(), id, "2026-11"); err != nil || req != 10 || qs != 10 {
 				t.Errorf("store handle %d: stored %d requests, %d questions (%v); want 10, 10", i, req, qs, err)
 			}
@@ -458,7 +459,7 @@ func BenchmarkQuestionsLoad(b *testing.B) {
 	bank := ltSyntheticBank(b)
 	for _, cfg := range []string{"off", "sqlite", "postgres", "mem"} {
 		b.Run(cfg, func(b *testing.B) {
-			var store paywall.Store
+			var store store.Store
 			var err error
 			switch cfg {
 			case "off", "sqlite":
@@ -633,15 +634,15 @@ func (c *ltRawClient) do(req []byte) (int, error) {
 // ltMemUsage keeps usage in memory over another store: the "mem"
 // benchmark measures the accountant without any database cost.
 type ltMemUsage struct {
-	paywall.Store
+	store.Store
 	mu sync.Mutex
-	m  map[string]paywall.Usage
+	m  map[string]store.Usage
 }
 
 type ltMemTx struct{ s *ltMemUsage }
 
-func (t ltMemTx) Load(ctx context.Context, ids []string, month string) (map[string]*paywall.Usage, error) {
-	out := map[string]*paywall.Usage{}
+func (t ltMemTx) Load(ctx context.Context, ids []string, month string) (map[string]*store.Usage, error) {
+	out := map[string]*store.Usage{}
 	for _, id := range ids {
 		u := t.s.m[id]
 		u.KeyID, u.Month = id, month
@@ -649,17 +650,17 @@ func (t ltMemTx) Load(ctx context.Context, ids []string, month string) (map[stri
 	}
 	return out, nil
 }
-func (t ltMemTx) Save(ctx context.Context, us []*paywall.Usage) error {
+func (t ltMemTx) Save(ctx context.Context, us []*store.Usage) error {
 	for _, u := range us {
 		t.s.m[u.KeyID] = *u
 	}
 	return nil
 }
-func (s *ltMemUsage) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) error {
+func (s *ltMemUsage) UpdateUsage(ctx context.Context, fn func(store.UsageTx) error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.m == nil {
-		s.m = map[string]paywall.Usage{}
+		s.m = map[string]store.Usage{}
 	}
 	return fn(ltMemTx{s})
 }

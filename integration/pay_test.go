@@ -17,6 +17,7 @@ import (
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/certbank/certbank/paywall/x402"
 )
 
@@ -29,7 +30,7 @@ const payTo = "0x5a0b54d5dc17e0aadc383d2db43b0a0d3e029c4c"
 type payEnv struct {
 	srv   *httptest.Server
 	chain *x402.DevChain
-	store paywall.Store
+	store store.Store
 	base  string
 }
 
@@ -267,8 +268,8 @@ func TestPayReplay(t *testing.T) {
 	if r := e.get(t, q, "X-PAYMENT", v); r.status != 402 || r.body["error"] != x402.ReasonNonceUsed {
 		t.Fatalf("replay: %d %s", r.status, r.raw)
 	}
-	ps, err := e.store.Payments(context.Background(), paywall.PaymentFilter{})
-	if err != nil || len(ps) != 1 || ps[0].Status != paywall.PaymentSettled || ps[0].Transaction == "" || ps[0].Amount != 10000 {
+	ps, err := e.store.Payments(context.Background(), store.PaymentFilter{})
+	if err != nil || len(ps) != 1 || ps[0].Status != store.Settled || ps[0].Transaction == "" || ps[0].Amount != 10000 {
 		t.Fatalf("ledger: %+v %v", ps, err)
 	}
 }
@@ -279,11 +280,11 @@ func TestPaySettlementFailures(t *testing.T) {
 		fault    func(x402.Facilitator) x402.Facilitator
 		status   int
 		reason   string
-		recorded string // ledger status afterwards, "" for no row
+		recorded store.PaymentStatus // ledger status afterwards, "" for no row
 	}{
 		{"settlement reverted", func(f x402.Facilitator) x402.Facilitator {
 			return faultyFacilitator{Facilitator: f, settleErr: &x402.Error{Reason: x402.ReasonTransactionFailed, Message: "the token refused the transfer; nothing was charged"}}
-		}, 402, x402.ReasonTransactionFailed, paywall.PaymentFailed},
+		}, 402, x402.ReasonTransactionFailed, store.Failed},
 		{"chain unreachable at verification", func(f x402.Facilitator) x402.Facilitator {
 			return faultyFacilitator{Facilitator: f, verifyErr: &x402.Error{Reason: x402.ReasonUnexpectedVerify, Message: "the chain did not answer; retry later"}}
 		}, 503, "UNAVAILABLE", ""},
@@ -314,7 +315,7 @@ func TestPaySettlementFailures(t *testing.T) {
 			if e.balance(t, payer).Cmp(before) != 0 {
 				t.Fatal("money moved")
 			}
-			ps, _ := e.store.Payments(context.Background(), paywall.PaymentFilter{})
+			ps, _ := e.store.Payments(context.Background(), store.PaymentFilter{})
 			switch {
 			case tc.recorded == "" && len(ps) != 0:
 				t.Fatalf("the reservation was not released: %+v", ps)
@@ -351,8 +352,8 @@ func TestPayPendingIsReconciledNotChargedTwice(t *testing.T) {
 	if r.status != 503 || !strings.Contains(r.raw, "settlement_pending") || strings.Contains(r.raw, `"questions"`) {
 		t.Fatalf("pending settlement: %d %s", r.status, r.raw)
 	}
-	ps, _ := e.store.Payments(context.Background(), paywall.PaymentFilter{})
-	if len(ps) != 1 || ps[0].Status != paywall.PaymentPending || ps[0].Transaction == "" {
+	ps, _ := e.store.Payments(context.Background(), store.PaymentFilter{})
+	if len(ps) != 1 || ps[0].Status != store.Pending || ps[0].Transaction == "" {
 		t.Fatalf("ledger after timeout: %+v", ps)
 	}
 	// The client retries with the same payment: reconciled through
@@ -364,8 +365,8 @@ func TestPayPendingIsReconciledNotChargedTwice(t *testing.T) {
 	if spent := new(big.Int).Sub(before, e.balance(t, payer)); spent.Int64() != 7000 {
 		t.Fatalf("payer spent %s, want 7000 once", spent)
 	}
-	ps, _ = e.store.Payments(context.Background(), paywall.PaymentFilter{})
-	if len(ps) != 1 || ps[0].Status != paywall.PaymentSettled {
+	ps, _ = e.store.Payments(context.Background(), store.PaymentFilter{})
+	if len(ps) != 1 || ps[0].Status != store.Settled {
 		t.Fatalf("ledger after reconcile: %+v", ps)
 	}
 	// A third use is a replay.
@@ -431,10 +432,10 @@ func TestPayReconciledInBackgroundIsDeliveredOnRetry(t *testing.T) {
 	if r := e.get(t, q, "X-PAYMENT", v); r.status != 503 {
 		t.Fatalf("pending settlement: %d %s", r.status, r.raw)
 	}
-	var ps []paywall.Payment
+	var ps []store.Payment
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		ps, _ = e.store.Payments(context.Background(), paywall.PaymentFilter{})
-		if len(ps) == 1 && ps[0].Status == paywall.PaymentSettled {
+		ps, _ = e.store.Payments(context.Background(), store.PaymentFilter{})
+		if len(ps) == 1 && ps[0].Status == store.Settled {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -442,8 +443,8 @@ func TestPayReconciledInBackgroundIsDeliveredOnRetry(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if ps[0].Reason != paywall.ReasonUndelivered {
-		t.Fatalf("reconciled in the background: reason %q, want %q", ps[0].Reason, paywall.ReasonUndelivered)
+	if ps[0].Reason != store.ReasonUndelivered {
+		t.Fatalf("reconciled in the background: reason %q, want %q", ps[0].Reason, store.ReasonUndelivered)
 	}
 	r := e.get(t, q, "X-PAYMENT", v)
 	if r.status != 200 || len(r.body["questions"].([]any)) != 10 || r.header.Get("X-PAYMENT-RESPONSE") == "" {
@@ -452,8 +453,8 @@ func TestPayReconciledInBackgroundIsDeliveredOnRetry(t *testing.T) {
 	if r := e.get(t, q, "X-PAYMENT", v); r.status != 402 || r.body["error"] != x402.ReasonNonceUsed {
 		t.Fatalf("second retry: %d %s, want a replay refusal", r.status, r.raw)
 	}
-	ps, _ = e.store.Payments(context.Background(), paywall.PaymentFilter{})
-	if len(ps) != 1 || ps[0].Status != paywall.PaymentSettled || ps[0].Reason != "" {
+	ps, _ = e.store.Payments(context.Background(), store.PaymentFilter{})
+	if len(ps) != 1 || ps[0].Status != store.Settled || ps[0].Reason != "" {
 		t.Fatalf("ledger after delivery: %+v", ps)
 	}
 }

@@ -32,9 +32,9 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/generator/synth"
-	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/postgres"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // ---- the certbank binary and a built synthetic site ----
@@ -268,7 +268,7 @@ func TestKillMidLoadCountsEvery200(t *testing.T) {
 			bin, pub, bank := itSite(t)
 			ctx := context.Background()
 			var dbArg string
-			var store paywall.Store
+			var store store.Store
 			var err error
 			switch kind {
 			case "sqlite":

@@ -20,6 +20,7 @@ import (
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/postgres"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // row is one configuration's measurement.
@@ -44,16 +45,16 @@ func bench(ctx context.Context, o options) error {
 	bin, work, public, bankFile := site.bin, site.work, site.public, site.bankFile
 
 	keys := make([]string, o.keys)
-	recs := make([]paywall.Key, o.keys)
+	recs := make([]store.Key, o.keys)
 	now := time.Now().UTC()
 	for i := range keys {
 		k, hash, prefix := paywall.NewAPIKey()
 		keys[i] = k
-		recs[i] = paywall.Key{ID: paywall.NewKeyID(), Hash: hash, Prefix: prefix, Name: "bench", Email: fmt.Sprintf("bench%d@example.com", i), Tier: "free", CreatedAt: now}
+		recs[i] = store.Key{ID: paywall.NewKeyID(), Hash: hash, Prefix: prefix, Name: "bench", Email: fmt.Sprintf("bench%d@example.com", i), Tier: "free", CreatedAt: now}
 	}
 	// seed stores each key as a Free signup would, then makes it
 	// Enterprise with SetTier so rate limits do not interfere.
-	seed := func(s paywall.Store) error {
+	seed := func(s store.Store) error {
 		for _, k := range recs {
 			if err := s.CreateKey(ctx, k); err != nil {
 				return err
@@ -270,7 +271,7 @@ func metric(addr, name string) float64 {
 
 // sumUsage adds up the requests stored for keys this month (and last
 // month, for a run that spans the turn of a month).
-func sumUsage(ctx context.Context, s paywall.Store, keys []paywall.Key) (int64, error) {
+func sumUsage(ctx context.Context, s store.Store, keys []store.Key) (int64, error) {
 	now := time.Now().UTC()
 	months := []string{now.Format("2006-01")}
 	if prev := now.Add(-time.Hour).Format("2006-01"); prev != months[0] {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // seenSet is a key's set of served questions: sorted 64-bit question hashes,
@@ -68,7 +69,7 @@ func (s seenSet) merge(t seenSet) seenSet {
 // the bytes appended (paywall/sqlite does).
 type seen struct{ base, recent seenSet }
 
-func seenOf(u *Usage) seen { return seen{base: u.SeenBase, recent: u.Seen} }
+func seenOf(u *store.Usage) seen { return seen{base: u.SeenBase, recent: u.Seen} }
 
 func (s seen) has(h uint64) bool { return s.recent.contains(h) || s.base.has(h) }
 
@@ -137,7 +138,7 @@ type spend struct {
 
 	// results
 	picked []*entry
-	usage  Usage
+	usage  store.Usage
 	err    error
 	done   chan struct{}
 }
@@ -162,7 +163,7 @@ type spend struct {
 // workers with a UsageConcurrency() int method: while one batch waits on
 // the database another one forms and runs.
 type accountant struct {
-	store    Store
+	store    store.Store
 	queue    chan *spend
 	maxBatch int
 	linger   time.Duration // the longest a batch waits for more requests
@@ -177,10 +178,10 @@ type accountant struct {
 // concurrently, each locking the keys it loads.
 type concurrentUsage interface{ UsageConcurrency() int }
 
-func newAccountant(store Store, m *metrics) *accountant {
-	a := &accountant{store: store, queue: make(chan *spend, 4096), maxBatch: 512, linger: time.Millisecond, gap: 100 * time.Microsecond, stop: make(chan struct{}), metrics: m}
+func newAccountant(st store.Store, m *metrics) *accountant {
+	a := &accountant{store: st, queue: make(chan *spend, 4096), maxBatch: 512, linger: time.Millisecond, gap: 100 * time.Microsecond, stop: make(chan struct{}), metrics: m}
 	workers := 1
-	if c, ok := store.(concurrentUsage); ok {
+	if c, ok := st.(concurrentUsage); ok {
 		workers = min(max(c.UsageConcurrency(), 1), 16)
 	}
 	for range workers {
@@ -309,16 +310,16 @@ func (a *accountant) run(batch []*spend) {
 			month = m
 		}
 	}
-	err := a.store.UpdateUsage(ctx, func(tx UsageTx) error {
+	err := a.store.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, ids, month)
 		if err != nil {
 			return err
 		}
-		changed := map[string]*Usage{}
+		changed := map[string]*store.Usage{}
 		for _, s := range batch {
 			u := us[s.keyID]
 			if u == nil {
-				u = &Usage{KeyID: s.keyID, Month: month}
+				u = &store.Usage{KeyID: s.keyID, Month: month}
 				us[s.keyID] = u
 			}
 			s.err = apply(u, s)
@@ -327,7 +328,7 @@ func (a *accountant) run(batch []*spend) {
 				changed[s.keyID] = u
 			}
 		}
-		save := make([]*Usage, 0, len(changed))
+		save := make([]*store.Usage, 0, len(changed))
 		for _, id := range ids {
 			if u := changed[id]; u != nil {
 				save = append(save, u)
@@ -368,7 +369,7 @@ func (e *limitError) Unwrap() error { return e.err }
 
 // apply checks the limits of one request against u and, if it may go on,
 // picks its questions and counts it in u.
-func apply(u *Usage, s *spend) error {
+func apply(u *store.Usage, s *spend) error {
 	minute := certbank.MinuteStart(s.now)
 	if !u.MinuteStart.Equal(minute) {
 		u.MinuteStart, u.MinuteCount = minute, 0

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // KeyPrefix starts every API key, so a leaked key is recognisable.
@@ -68,15 +69,15 @@ var errUnauthorized = certbank.Errorf(certbank.Unauthorized,
 	"a valid API key is required in the x-api-key header; get one with POST /api/v1/signup")
 
 // authenticate returns the key of the request's x-api-key header.
-func (s *Server) authenticate(ctx context.Context, r *http.Request) (Key, error) {
+func (s *Server) authenticate(ctx context.Context, r *http.Request) (store.Key, error) {
 	raw := strings.TrimSpace(r.Header.Get("x-api-key"))
 	if !validKeyShape(raw) {
-		return Key{}, errUnauthorized
+		return store.Key{}, errUnauthorized
 	}
 	return s.lookupKey(ctx, raw)
 }
 
-func (s *Server) lookupKey(ctx context.Context, raw string) (Key, error) {
+func (s *Server) lookupKey(ctx context.Context, raw string) (store.Key, error) {
 	hash := HashKey(raw)
 	now := s.now()
 	k, ok := s.keys.get(hash, now)
@@ -86,21 +87,21 @@ func (s *Server) lookupKey(ctx context.Context, raw string) (Key, error) {
 		switch certbank.ErrorCode(err) {
 		case "":
 		case certbank.NotFound:
-			return Key{}, errUnauthorized
+			return store.Key{}, errUnauthorized
 		default:
-			return Key{}, err
+			return store.Key{}, err
 		}
 		s.keys.put(hash, k, now)
 	}
 	if !k.Active() {
-		return Key{}, errUnauthorized
+		return store.Key{}, errUnauthorized
 	}
 	return k, nil
 }
 
 // effectiveTier is the tier a key is served with now: its own tier while the
 // subscription lasts, Free after it ends or if the tier is unknown.
-func (s *Server) effectiveTier(k Key, now time.Time) (certbank.Tier, time.Time) {
+func (s *Server) effectiveTier(k store.Key, now time.Time) (certbank.Tier, time.Time) {
 	site := &s.cfg.Bank.Site
 	free, _ := site.Tier(certbank.TierFree)
 	if k.Tier == certbank.TierFree || k.Tier == "" {

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -31,8 +32,8 @@ const mcpMaxBody = 1 << 20
 type mcpKeyCtx struct{}
 
 // keyFromContext returns the API key the MCP middleware authenticated.
-func keyFromContext(ctx context.Context) (Key, bool) {
-	k, ok := ctx.Value(mcpKeyCtx{}).(Key)
+func keyFromContext(ctx context.Context) (store.Key, bool) {
+	k, ok := ctx.Value(mcpKeyCtx{}).(store.Key)
 	return k, ok
 }
 

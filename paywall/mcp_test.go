@@ -26,6 +26,7 @@ import (
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -47,7 +48,7 @@ var eras = []string{eraModern, eraLegacy}
 type mcpEnv struct {
 	tb    testing.TB
 	srv   *httptest.Server
-	store paywall.Store
+	store store.Store
 	clock *clock
 	bank  *certbank.Bank
 }
@@ -76,7 +77,7 @@ func (e *mcpEnv) newKey(tier string) (raw, id string) {
 	e.tb.Helper()
 	raw, hash, prefix := paywall.NewAPIKey()
 	id = paywall.NewKeyID()
-	k := paywall.Key{ID: id, Hash: hash, Prefix: prefix, Name: "test", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: e.clock.Now()}
+	k := store.Key{ID: id, Hash: hash, Prefix: prefix, Name: "test", Email: id + "@example.com", Tier: certbank.TierFree, CreatedAt: e.clock.Now()}
 	if err := e.store.CreateKey(context.Background(), k); err != nil {
 		e.tb.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func (e *mcpEnv) usage(id string) usage {
 		e.tb.Fatal(err)
 	}
 	u := usage{requests: req, questions: qs}
-	err = e.store.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err = e.store.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		m, err := tx.Load(ctx, []string{id}, e.clock.Now().Format("2006-01"))
 		if err == nil && m[id] != nil {
 			u.unique = m[id].SeenCount

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/certbank/certbank/paywall/x402"
 )
 
@@ -201,7 +202,7 @@ func (pr *payRoute) accept(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 	ctx := r.Context()
 	payer, nonce := pr.ledgerKey(pay)
 	now := s.now().UTC()
-	rec := Payment{Payer: payer, Nonce: nonce, Amount: int64(req.Amount), Resource: req.Resource, Network: req.Network, Status: PaymentReserved, CreatedAt: now, UpdatedAt: now}
+	rec := store.Payment{Payer: payer, Nonce: nonce, Amount: int64(req.Amount), Resource: req.Resource, Network: req.Network, Status: store.Reserved, CreatedAt: now, UpdatedAt: now}
 	if err := s.store.ReservePayment(ctx, rec); err != nil {
 		if certbank.ErrorCode(err) != certbank.Conflict {
 			return err
@@ -234,9 +235,9 @@ func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 	now := s.now().UTC()
 	switch {
 	case err == nil && !st.Pending && retried:
-		won, cerr := s.store.TransitionPayment(ctx, payer, nonce, PaymentPending, x402.ReasonSettlementPending, PaymentSettled, st.Transaction, "", now)
+		won, cerr := s.store.TransitionPayment(ctx, store.Transition{Payer: payer, Nonce: nonce, From: store.State{Status: store.Pending, Reason: x402.ReasonSettlementPending}, Update: store.Update{To: store.State{Status: store.Settled, Reason: ""}, Transaction: st.Transaction, At: now}})
 		if cerr == nil && !won {
-			won, cerr = s.store.TransitionPayment(ctx, payer, nonce, PaymentSettled, ReasonUndelivered, PaymentSettled, st.Transaction, "", now)
+			won, cerr = s.store.TransitionPayment(ctx, store.Transition{Payer: payer, Nonce: nonce, From: store.State{Status: store.Settled, Reason: store.ReasonUndelivered}, Update: store.Update{To: store.State{Status: store.Settled, Reason: ""}, Transaction: st.Transaction, At: now}})
 		}
 		if cerr != nil {
 			return cerr // nothing delivered, nothing claimed: the same retry can come again
@@ -246,13 +247,13 @@ func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 		}
 		return pr.deliver(w, r, pay, req, st, body)
 	case err == nil && !st.Pending:
-		if uerr := s.store.UpdatePayment(ctx, payer, nonce, PaymentSettled, st.Transaction, "", now); uerr != nil {
+		if uerr := s.store.UpdatePayment(ctx, payer, nonce, store.Update{To: store.State{Status: store.Settled, Reason: ""}, Transaction: st.Transaction, At: now}); uerr != nil {
 			// The money moved: deliver anyway, and say so in the log.
 			s.log.Error("record settled payment", "id", requestID(ctx), "tx", st.Transaction, "err", uerr)
 		}
 		return pr.deliver(w, r, pay, req, st, body)
 	case st.Pending || x402.ReasonOf(err) == x402.ReasonSettlementPending:
-		if uerr := s.store.UpdatePayment(ctx, payer, nonce, PaymentPending, st.Transaction, x402.ReasonSettlementPending, now); uerr != nil {
+		if uerr := s.store.UpdatePayment(ctx, payer, nonce, store.Update{To: store.State{Status: store.Pending, Reason: x402.ReasonSettlementPending}, Transaction: st.Transaction, At: now}); uerr != nil {
 			s.log.Error("record pending payment", "id", requestID(ctx), "err", uerr)
 		}
 		s.metrics.payment("pending")
@@ -260,7 +261,7 @@ func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 		w.Header().Set(name, value)
 		return certbank.Errorf(certbank.Unavailable, "settlement_pending: transaction %s was sent but is not confirmed yet; retry this request with the SAME payment header (do not sign a new one): it will be reconciled and you will not be charged twice", st.Transaction)
 	default:
-		status := PaymentFailed
+		status := store.Failed
 		if certbank.ErrorCode(err) == certbank.Unavailable {
 			// nothing was broadcast: free the nonce
 			if rerr := s.store.ReleasePayment(ctx, payer, nonce); rerr != nil {
@@ -269,7 +270,7 @@ func (pr *payRoute) finish(w http.ResponseWriter, r *http.Request, pay *x402.Pay
 			s.metrics.payment("refused")
 			return err
 		}
-		if uerr := s.store.UpdatePayment(ctx, payer, nonce, status, st.Transaction, x402.ReasonOf(err), now); uerr != nil {
+		if uerr := s.store.UpdatePayment(ctx, payer, nonce, store.Update{To: store.State{Status: status, Reason: x402.ReasonOf(err)}, Transaction: st.Transaction, At: now}); uerr != nil {
 			s.log.Error("record failed payment", "id", requestID(ctx), "err", uerr)
 		}
 		s.metrics.payment("failed")
@@ -318,13 +319,13 @@ func (pr *payRoute) retry(w http.ResponseWriter, r *http.Request, pay *x402.Paym
 		return pr.replayed(pay, req) // only the payer's own signed payment claims it
 	}
 	switch {
-	case rec.Status == PaymentPending:
+	case rec.Status == store.Pending:
 		st, rerr := pr.cfg.Reconciler.Reconcile(ctx, payer, nonce)
 		if rerr == nil && st.Transaction == "" {
 			st.Transaction = rec.Transaction
 		}
 		return pr.finish(w, r, pay, req, body, st, rerr, true)
-	case rec.Status == PaymentSettled && rec.Reason == ReasonUndelivered:
+	case rec.Status == store.Settled && rec.Reason == store.ReasonUndelivered:
 		st := x402.Settlement{Transaction: rec.Transaction, Network: rec.Network, Payer: payer}
 		return pr.finish(w, r, pay, req, body, st, nil, true)
 	}
@@ -381,7 +382,7 @@ func (pr *payRoute) reconcileLoop() {
 // what became of it.
 func (pr *payRoute) reconcilePending(ctx context.Context) {
 	s := pr.s
-	ps, err := s.store.Payments(ctx, PaymentFilter{Status: PaymentPending, Limit: 100})
+	ps, err := s.store.Payments(ctx, store.PaymentFilter{Status: store.Pending, Limit: 100})
 	if err != nil {
 		s.log.Warn("list pending payments", "err", err)
 		return
@@ -397,13 +398,13 @@ func (pr *payRoute) reconcilePending(ctx context.Context) {
 			// Settled, but the payer has not had the content: the
 			// payer's retry gets it (see retry), unless a retry running
 			// now has already moved the row.
-			if _, err := s.store.TransitionPayment(ctx, p.Payer, p.Nonce, PaymentPending, p.Reason, PaymentSettled, tx, ReasonUndelivered, s.now().UTC()); err != nil {
+			if _, err := s.store.TransitionPayment(ctx, store.Transition{Payer: p.Payer, Nonce: p.Nonce, From: store.State{Status: store.Pending, Reason: p.Reason}, Update: store.Update{To: store.State{Status: store.Settled, Reason: store.ReasonUndelivered}, Transaction: tx, At: s.now().UTC()}}); err != nil {
 				s.log.Warn("record reconciled payment", "payer", p.Payer, "tx", tx, "err", err)
 				continue
 			}
 			s.log.Info("pending payment settled; its content waits for the payer's retry", "payer", p.Payer, "tx", tx)
 		case x402.ReasonOf(err) == x402.ReasonTransactionFailed:
-			if _, err := s.store.TransitionPayment(ctx, p.Payer, p.Nonce, PaymentPending, p.Reason, PaymentFailed, p.Transaction, x402.ReasonTransactionFailed, s.now().UTC()); err != nil {
+			if _, err := s.store.TransitionPayment(ctx, store.Transition{Payer: p.Payer, Nonce: p.Nonce, From: store.State{Status: store.Pending, Reason: p.Reason}, Update: store.Update{To: store.State{Status: store.Failed, Reason: x402.ReasonTransactionFailed}, Transaction: p.Transaction, At: s.now().UTC()}}); err != nil {
 				s.log.Warn("record reconciled payment", "payer", p.Payer, "err", err)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // params reads query parameters strictly: unknown names and repeated
@@ -240,7 +241,7 @@ func (s *Server) uniqueOf(t certbank.Tier, seenCount int) uniqueMeta {
 	return uniqueMeta{Limit: limit, Used: seenCount, Remaining: max(limit-seenCount, 0)}
 }
 
-func setRateHeaders(w http.ResponseWriter, t certbank.Tier, u Usage, now time.Time) {
+func setRateHeaders(w http.ResponseWriter, t certbank.Tier, u store.Usage, now time.Time) {
 	h := w.Header()
 	h.Set("RateLimit-Limit", strconv.Itoa(t.PerMinute))
 	used := u.MinuteCount
@@ -364,15 +365,15 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return 
 
 // spend accounts one request of key k (unless accounting is off) and
 // returns the questions picked for it.
-func (s *Server) spend(r *http.Request, k Key, tier certbank.Tier, now time.Time, pick pickFunc) ([]*entry, Usage, error) {
+func (s *Server) spend(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick pickFunc) ([]*entry, store.Usage, error) {
 	return s.spendArrived(r, k, tier, now, pick, nil)
 }
 
 // spendArrived is spend for a handler that called s.acct.arrive; arrived
 // is its flag, cleared when the request is queued.
-func (s *Server) spendArrived(r *http.Request, k Key, tier certbank.Tier, now time.Time, pick pickFunc, arrived *bool) ([]*entry, Usage, error) {
+func (s *Server) spendArrived(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick pickFunc, arrived *bool) ([]*entry, store.Usage, error) {
 	if s.cfg.AccountingOff {
-		return pick(seen{}, certbank.Unlimited), Usage{}, nil
+		return pick(seen{}, certbank.Unlimited), store.Usage{}, nil
 	}
 	sp := &spend{keyID: k.ID, tier: tier, now: now, pick: pick, count: true, arrived: arrived}
 	if err := s.acct.do(r.Context(), sp); err != nil {
@@ -490,7 +491,7 @@ func (s *Server) handleCertifications(w http.ResponseWriter, r *http.Request) er
 	for _, c := range data {
 		total += c.Questions
 	}
-	setRateHeaders(w, tier, Usage{}, s.now())
+	setRateHeaders(w, tier, store.Usage{}, s.now())
 	writeJSON(w, http.StatusOK, map[string]any{"data": data, "meta": map[string]int{"total": len(data), "total_questions": total}})
 	return nil
 }
@@ -652,7 +653,7 @@ func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) error {
 	}
 	key, hash, prefix := NewAPIKey()
 	free, _ := s.cfg.Bank.Site.Tier(certbank.TierFree)
-	k := Key{ID: NewKeyID(), Hash: hash, Prefix: prefix, Name: name, Email: email, Tier: free.Name, CreatedAt: now.UTC()}
+	k := store.Key{ID: NewKeyID(), Hash: hash, Prefix: prefix, Name: name, Email: email, Tier: free.Name, CreatedAt: now.UTC()}
 	if err := s.store.CreateKey(r.Context(), k); err != nil {
 		if certbank.ErrorCode(err) == certbank.Conflict {
 			return certbank.Errorf(certbank.Conflict, "%s already has an active API key; a lost key is replaced by support (%s)", email, s.cfg.Bank.Site.Contact)

@@ -17,13 +17,14 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // Config is what the service needs. cmd/certbank builds it from flags.
 type Config struct {
 	Bank   *certbank.Bank
 	Static map[string][]byte // the public site: path under public/ → bytes
-	Store  Store
+	Store  store.Store
 	Pay    *PayConfig // nil: the pay-per-request route answers 503
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -44,7 +45,7 @@ type Config struct {
 type Server struct {
 	cfg     Config
 	ix      *index
-	store   Store
+	store   store.Store
 	log     *slog.Logger
 	now     func() time.Time
 	metrics *metrics
@@ -261,21 +262,21 @@ type keyCache struct {
 }
 
 type cachedKey struct {
-	key Key
+	key store.Key
 	at  time.Time
 }
 
-func (c *keyCache) get(hash string, now time.Time) (Key, bool) {
+func (c *keyCache) get(hash string, now time.Time) (store.Key, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok := c.m[hash]
 	if !ok || now.Sub(e.at) > c.ttl {
-		return Key{}, false
+		return store.Key{}, false
 	}
 	return e.key, true
 }
 
-func (c *keyCache) put(hash string, k Key, now time.Time) {
+func (c *keyCache) put(hash string, k store.Key, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) > 100000 {

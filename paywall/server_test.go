@@ -18,6 +18,7 @@ import (
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/paywalltest"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 func testBank(n int) *certbank.Bank { return paywalltest.Bank(n) }
@@ -29,7 +30,7 @@ func newClock(t time.Time) *clock { return paywalltest.NewClock(t) }
 type env struct {
 	t     *testing.T
 	srv   *httptest.Server
-	store paywall.Store
+	store store.Store
 	clock *clock
 }
 

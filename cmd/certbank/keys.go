@@ -9,6 +9,7 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/spf13/cobra"
 )
 
@@ -21,7 +22,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		Short: "Manage API keys: list, show, create, set-tier, revoke, rotate",
 	}
 	cmd.PersistentFlags().StringVar(&dsn, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL (env CERTBANK_DATABASE)")
-	find := func(ctx context.Context, st paywall.Store, ref string) (paywall.Key, error) {
+	find := func(ctx context.Context, st store.Store, ref string) (store.Key, error) {
 		if strings.HasPrefix(ref, paywall.KeyPrefix) && len(ref) > len(paywall.KeyPrefix)+8 {
 			return st.KeyByHash(ctx, paywall.HashKey(ref))
 		}
@@ -31,16 +32,16 @@ func (a *app) newKeysCmd() *cobra.Command {
 		}
 		keys, err := st.Keys(ctx)
 		if err != nil {
-			return paywall.Key{}, err
+			return store.Key{}, err
 		}
 		for _, k := range keys {
 			if strings.EqualFold(k.Email, ref) && k.Active() {
 				return k, nil
 			}
 		}
-		return paywall.Key{}, usagef("no key %q: give a key id (key_…), the key itself, or the email of an active key", ref)
+		return store.Key{}, usagef("no key %q: give a key id (key_…), the key itself, or the email of an active key", ref)
 	}
-	printKey := func(k paywall.Key) {
+	printKey := func(k store.Key) {
 		until := "-"
 		if !k.TierUntil.IsZero() {
 			until = k.TierUntil.UTC().Format(time.DateOnly)
@@ -54,7 +55,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 	}
 
 	list := &cobra.Command{Use: "list", Short: "List keys, newest first", RunE: func(c *cobra.Command, _ []string) error {
-		return withStore(c.Context(), dsn, func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st store.Store) error {
 			keys, err := st.Keys(c.Context())
 			if err != nil {
 				return err
@@ -75,7 +76,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		})
 	}}
 	show := &cobra.Command{Use: "show KEY", Short: "Show a key and its usage this month", Args: cobra.ExactArgs(1), RunE: func(c *cobra.Command, args []string) error {
-		return withStore(c.Context(), dsn, func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st store.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err
@@ -87,7 +88,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 				return err
 			}
 			var seen int
-			err = st.UpdateUsage(c.Context(), func(tx paywall.UsageTx) error {
+			err = st.UpdateUsage(c.Context(), func(tx store.UsageTx) error {
 				us, err := tx.Load(c.Context(), []string{k.ID}, month)
 				if u := us[k.ID]; u != nil {
 					seen = u.SeenCount
@@ -110,9 +111,9 @@ func (a *app) newKeysCmd() *cobra.Command {
 		if err != nil {
 			return err
 		}
-		return withStore(c.Context(), dsn, func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st store.Store) error {
 			key, hash, prefix := paywall.NewAPIKey()
-			k := paywall.Key{ID: paywall.NewKeyID(), Hash: hash, Prefix: prefix, Name: name, Email: strings.ToLower(email), Tier: tier, TierUntil: u, CreatedAt: time.Now().UTC()}
+			k := store.Key{ID: paywall.NewKeyID(), Hash: hash, Prefix: prefix, Name: name, Email: strings.ToLower(email), Tier: tier, TierUntil: u, CreatedAt: time.Now().UTC()}
 			if err := st.CreateKey(c.Context(), k); err != nil {
 				return err
 			}
@@ -132,7 +133,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		if args[1] != certbank.TierFree && u.IsZero() {
 			return usagef("--until DATE is required for the %s tier: subscriptions end", args[1])
 		}
-		return withStore(c.Context(), dsn, func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st store.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err
@@ -150,7 +151,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 	}}
 	setTier.Flags().StringVar(&until, "until", "", "subscription end YYYY-MM-DD (UTC midnight); after it the key is served as Free")
 	revoke := &cobra.Command{Use: "revoke KEY", Short: "Revoke a key", Args: cobra.ExactArgs(1), RunE: func(c *cobra.Command, args []string) error {
-		return withStore(c.Context(), dsn, func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st store.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err
@@ -163,7 +164,7 @@ func (a *app) newKeysCmd() *cobra.Command {
 		})
 	}}
 	rotate := &cobra.Command{Use: "rotate KEY", Short: "Replace a key with a new one, keeping its tier and usage", Args: cobra.ExactArgs(1), RunE: func(c *cobra.Command, args []string) error {
-		return withStore(c.Context(), dsn, func(st paywall.Store) error {
+		return withStore(c.Context(), dsn, func(st store.Store) error {
 			k, err := find(c.Context(), st, args[0])
 			if err != nil {
 				return err

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/spf13/cobra"
 )
 
@@ -20,11 +20,10 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 	var limit int
 	cmd := &cobra.Command{Use: "payments", Short: "Show the payments ledger: list, show, export"}
 	cmd.PersistentFlags().StringVar(&dsn, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL (env CERTBANK_DATABASE)")
-	filter := func() (paywall.PaymentFilter, error) {
-		f := paywall.PaymentFilter{Status: status, Limit: limit}
-		switch status {
-		case "", paywall.PaymentReserved, paywall.PaymentPending, paywall.PaymentSettled, paywall.PaymentFailed:
-		default:
+	filter := func() (store.PaymentFilter, error) {
+		st, err := store.ParseStatus(status)
+		f := store.PaymentFilter{Status: st, Limit: limit}
+		if err != nil {
 			return f, usagef("--status %q must be reserved, pending, settled or failed", status)
 		}
 		if since != "" {
@@ -36,12 +35,12 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		}
 		return f, nil
 	}
-	payments := func(ctx context.Context) (ps []paywall.Payment, err error) {
+	payments := func(ctx context.Context) (ps []store.Payment, err error) {
 		f, err := filter()
 		if err != nil {
 			return nil, err
 		}
-		err = withStore(ctx, dsn, func(st paywall.Store) (err error) {
+		err = withStore(ctx, dsn, func(st store.Store) (err error) {
 			ps, err = st.Payments(ctx, f)
 			return err
 		})
@@ -56,7 +55,7 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		fmt.Fprintln(tw, "TIME\tSTATUS\tUSDC\tPAYER\tNONCE\tTRANSACTION")
 		var total certbank.USDC
 		for _, p := range ps {
-			if p.Status == paywall.PaymentSettled {
+			if p.Status == store.Settled {
 				total += certbank.USDC(p.Amount)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s…\t%s\n", p.CreatedAt.UTC().Format(time.RFC3339), p.Status, certbank.USDC(p.Amount), p.Payer, p.Nonce[:min(len(p.Nonce), 12)], p.Transaction)
@@ -66,8 +65,8 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		return nil
 	}}
 	show := &cobra.Command{Use: "show PAYER NONCE", Short: "Show one payment", Args: cobra.ExactArgs(2), RunE: func(c *cobra.Command, args []string) error {
-		var p paywall.Payment
-		err := withStore(c.Context(), dsn, func(st paywall.Store) (err error) {
+		var p store.Payment
+		err := withStore(c.Context(), dsn, func(st store.Store) (err error) {
 			p, err = st.PaymentByNonce(c.Context(), strings.ToLower(args[0]), strings.ToLower(args[1]))
 			return err
 		})
@@ -87,7 +86,7 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 		w := csv.NewWriter(a.stdout)
 		w.Write([]string{"created_at", "updated_at", "status", "payer", "nonce", "amount_atomic", "amount_usdc", "network", "resource", "transaction", "reason"})
 		for _, p := range ps {
-			w.Write([]string{p.CreatedAt.UTC().Format(time.RFC3339Nano), p.UpdatedAt.UTC().Format(time.RFC3339Nano), p.Status, p.Payer, p.Nonce,
+			w.Write([]string{p.CreatedAt.UTC().Format(time.RFC3339Nano), p.UpdatedAt.UTC().Format(time.RFC3339Nano), string(p.Status), p.Payer, p.Nonce,
 				fmt.Sprint(p.Amount), certbank.USDC(p.Amount).String(), p.Network, p.Resource, p.Transaction, p.Reason})
 		}
 		w.Flush()

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/certbank/certbank/generator"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/spf13/cobra"
 )
 
@@ -47,7 +47,7 @@ type checkFailed struct{ summary string }
 func (e checkFailed) Error() string { return e.summary }
 
 // withStore opens the store named by dsn, runs fn and closes it.
-func withStore(ctx context.Context, dsn string, fn func(paywall.Store) error) error {
+func withStore(ctx context.Context, dsn string, fn func(store.Store) error) error {
 	st, _, err := openStore(ctx, dsn)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/postgres"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/spf13/cobra"
 )
 
@@ -87,7 +88,7 @@ func parseLevel(s string) (slog.Level, error) {
 }
 
 // openStore opens the store named by a --database value.
-func openStore(ctx context.Context, dsn string) (paywall.Store, string, error) {
+func openStore(ctx context.Context, dsn string) (store.Store, string, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		path := strings.TrimPrefix(dsn, "sqlite:")

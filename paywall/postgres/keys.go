@@ -11,17 +11,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 const keyColumns = `id, hash, prefix, name, email, tier, tier_until, created_at, revoked_at`
 
 // scanKey reads a row of keyColumns.
-func scanKey(row pgx.Row) (paywall.Key, error) {
-	var k paywall.Key
+func scanKey(row pgx.Row) (store.Key, error) {
+	var k store.Key
 	var until, created, revoked pgtype.Timestamptz
 	if err := row.Scan(&k.ID, &k.Hash, &k.Prefix, &k.Name, &k.Email, &k.Tier, &until, &created, &revoked); err != nil {
-		return paywall.Key{}, err
+		return store.Key{}, err
 	}
 	k.TierUntil, k.CreatedAt, k.RevokedAt = fromTimestamptz(until), fromTimestamptz(created), fromTimestamptz(revoked)
 	return k, nil
@@ -30,7 +30,7 @@ func scanKey(row pgx.Row) (paywall.Key, error) {
 // CreateKey stores a new key. It fails with Conflict when an active key has
 // the same email (case-insensitive), or any key has the same hash or ID, and
 // with Invalid when k has no ID, hash or creation time.
-func (db *DB) CreateKey(ctx context.Context, k paywall.Key) error {
+func (db *DB) CreateKey(ctx context.Context, k store.Key) error {
 	if k.ID == "" || k.Hash == "" || k.CreatedAt.IsZero() {
 		return certbank.Errorf(certbank.Invalid, "a key needs an ID, a hash and a creation time")
 	}
@@ -54,36 +54,36 @@ func (db *DB) CreateKey(ctx context.Context, k paywall.Key) error {
 
 // KeyByHash returns the key (active or revoked) with the given hash, or
 // NotFound.
-func (db *DB) KeyByHash(ctx context.Context, hash string) (paywall.Key, error) {
+func (db *DB) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE hash = $1`, hash))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return paywall.Key{}, certbank.Errorf(certbank.NotFound, "API key not found")
+		return store.Key{}, certbank.Errorf(certbank.NotFound, "API key not found")
 	}
 	if err != nil {
-		return paywall.Key{}, db.fail("key by hash", err)
+		return store.Key{}, db.fail("key by hash", err)
 	}
 	return k, nil
 }
 
 // KeyByID returns the key with the given ID, or NotFound.
-func (db *DB) KeyByID(ctx context.Context, id string) (paywall.Key, error) {
+func (db *DB) KeyByID(ctx context.Context, id string) (store.Key, error) {
 	k, err := scanKey(db.pool.QueryRow(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = $1`, id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return paywall.Key{}, certbank.Errorf(certbank.NotFound, "API key %q not found", id)
+		return store.Key{}, certbank.Errorf(certbank.NotFound, "API key %q not found", id)
 	}
 	if err != nil {
-		return paywall.Key{}, db.fail("key by ID", err)
+		return store.Key{}, db.fail("key by ID", err)
 	}
 	return k, nil
 }
 
 // Keys returns every key, newest first.
-func (db *DB) Keys(ctx context.Context) ([]paywall.Key, error) {
+func (db *DB) Keys(ctx context.Context) ([]store.Key, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+keyColumns+` FROM api_keys ORDER BY created_at DESC, id DESC`)
 	if err != nil {
 		return nil, db.fail("list keys", err)
 	}
-	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (paywall.Key, error) { return scanKey(row) })
+	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Key, error) { return scanKey(row) })
 	if err != nil {
 		return nil, db.fail("list keys", err)
 	}

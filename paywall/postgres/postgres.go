@@ -1,4 +1,4 @@
-// Package postgres is the shared paywall.Store: PostgreSQL through pgx v5 and
+// Package postgres is the shared store.Store: PostgreSQL through pgx v5 and
 // its connection pool, for any number of certbank serve instances that share
 // keys, quotas, the payments ledger and counters.
 //
@@ -35,7 +35,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // migrationFiles holds the schema migrations, applied in name order.
@@ -48,9 +48,9 @@ var migrationFiles embed.FS
 // schemas of one database do not wait on each other.
 const migrationLockClass int32 = 0x63626e6b // "cbnk"
 
-var _ paywall.Store = (*DB)(nil)
+var _ store.Store = (*DB)(nil)
 
-// DB is a paywall.Store over a PostgreSQL connection pool. It is safe for
+// DB is a store.Store over a PostgreSQL connection pool. It is safe for
 // concurrent use.
 type DB struct {
 	pool     *pgxpool.Pool

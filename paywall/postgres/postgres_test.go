@@ -14,8 +14,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/postgres"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/certbank/certbank/paywall/storetest"
 )
 
@@ -100,12 +100,12 @@ func openDSN(t testing.TB, dsn string) *postgres.DB {
 
 func TestConformance(t *testing.T) {
 	serverDSN(t)
-	storetest.Run(t, func(t *testing.T) paywall.Store { return openDSN(t, testDSN(t)) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openDSN(t, testDSN(t)) })
 }
 
 func TestMultiInstance(t *testing.T) {
 	serverDSN(t)
-	storetest.RunMultiInstance(t, func(t *testing.T) (paywall.Store, paywall.Store) {
+	storetest.RunMultiInstance(t, func(t *testing.T) (store.Store, store.Store) {
 		dsn := testDSN(t)
 		return openDSN(t, dsn), openDSN(t, dsn)
 	})

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // insertUsageSQL creates the missing usage rows of $1, in key order, so that
@@ -63,7 +63,7 @@ const saveMonthSQL = `INSERT INTO usage_monthly (key_id, month, requests, questi
 // way.) fn should call Load once: keys loaded by a second Load are locked
 // after the first ones, out of the global key order, which may deadlock
 // with another transaction (PostgreSQL then fails one of them).
-func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) error {
+func (db *DB) UpdateUsage(ctx context.Context, fn func(store.UsageTx) error) error {
 	tx, err := db.pool.Begin(ctx)
 	if err != nil {
 		return db.fail("begin usage transaction", err)
@@ -91,7 +91,7 @@ func (db *DB) UsageConcurrency() int {
 	return max(1, min(2, int(db.pool.Config().MaxConns)-1))
 }
 
-// usageTx is a paywall.UsageTx over a pgx transaction.
+// usageTx is a store.UsageTx over a pgx transaction.
 type usageTx struct {
 	db     *DB
 	tx     pgx.Tx
@@ -104,14 +104,14 @@ type usageTx struct {
 // counts are month's, all zero for a key without usage. Its three
 // statements go to the server in one round trip. It fails with Invalid
 // unless month is "YYYY-MM".
-func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[string]*paywall.Usage, error) {
+func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[string]*store.Usage, error) {
 	if u.err != nil {
 		return nil, u.err
 	}
 	if err := checkMonth(month); err != nil {
 		return nil, err
 	}
-	out := make(map[string]*paywall.Usage, len(keyIDs))
+	out := make(map[string]*store.Usage, len(keyIDs))
 	if len(keyIDs) == 0 {
 		return out, nil
 	}
@@ -141,7 +141,7 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 		} else {
 			u.db.bases.put(id, rev, base)
 		}
-		out[id] = &paywall.Usage{KeyID: id, MinuteStart: fromTimestamptz(minute), MinuteCount: count,
+		out[id] = &store.Usage{KeyID: id, MinuteStart: fromTimestamptz(minute), MinuteCount: count,
 			Month: month, Seen: seen, SeenBase: base, SeenCount: seenCount}
 		return nil
 	}); err != nil {
@@ -170,7 +170,7 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 // the later wins. Both statements go to the server in one round trip. It
 // fails, writing nothing, when a usage was not loaded in this transaction
 // or its month is not "YYYY-MM".
-func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
+func (u *usageTx) Save(ctx context.Context, us []*store.Usage) error {
 	if u.err != nil {
 		return u.err
 	}

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // Compaction of the usage log (see UpdateUsage). Every compactEvery the
@@ -130,7 +130,7 @@ func (db *DB) compact(ctx context.Context, maxKeys int, minAge time.Duration) (m
 // writeRows writes u's stored rows, as including log row logID: its state,
 // its month's counts and those of d's earlier months, and its base seen
 // part if d says it changed.
-func (db *DB) writeRows(ctx context.Context, tx *sql.Tx, u *paywall.Usage, logID int64, d *dirtyKey) error {
+func (db *DB) writeRows(ctx context.Context, tx *sql.Tx, u *store.Usage, logID int64, d *dirtyKey) error {
 	if _, err := tx.StmtContext(ctx, db.saveState).ExecContext(ctx,
 		u.KeyID, micros(u.MinuteStart), u.MinuteCount, u.Seen, u.SeenCount, logID); err != nil {
 		return db.fail("save usage", err)

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 const keyColumns = `id, hash, prefix, name, email, tier, tier_until, created_at, revoked_at`
@@ -18,11 +18,11 @@ const keyColumns = `id, hash, prefix, name, email, tier, tier_until, created_at,
 const keyByHashSQL = `SELECT ` + keyColumns + ` FROM api_keys WHERE hash = ?`
 
 // scanKey reads a row of keyColumns.
-func scanKey(row interface{ Scan(...any) error }) (paywall.Key, error) {
-	var k paywall.Key
+func scanKey(row interface{ Scan(...any) error }) (store.Key, error) {
+	var k store.Key
 	var until, created, revoked sql.NullInt64
 	if err := row.Scan(&k.ID, &k.Hash, &k.Prefix, &k.Name, &k.Email, &k.Tier, &until, &created, &revoked); err != nil {
-		return paywall.Key{}, err
+		return store.Key{}, err
 	}
 	k.TierUntil, k.CreatedAt, k.RevokedAt = fromMicros(until), fromMicros(created), fromMicros(revoked)
 	return k, nil
@@ -31,7 +31,7 @@ func scanKey(row interface{ Scan(...any) error }) (paywall.Key, error) {
 // CreateKey stores a new key. It fails with Conflict when an active key has
 // the same email (case-insensitive), or any key has the same hash or ID, and
 // with Invalid when k has no ID, hash or creation time.
-func (db *DB) CreateKey(ctx context.Context, k paywall.Key) error {
+func (db *DB) CreateKey(ctx context.Context, k store.Key) error {
 	if k.ID == "" || k.Hash == "" || k.CreatedAt.IsZero() {
 		return certbank.Errorf(certbank.Invalid, "a key needs an ID, a hash and a creation time")
 	}
@@ -54,37 +54,37 @@ func (db *DB) CreateKey(ctx context.Context, k paywall.Key) error {
 
 // KeyByHash returns the key (active or revoked) with the given hash, or
 // NotFound.
-func (db *DB) KeyByHash(ctx context.Context, hash string) (paywall.Key, error) {
+func (db *DB) KeyByHash(ctx context.Context, hash string) (store.Key, error) {
 	k, err := scanKey(db.keyByHash.QueryRowContext(ctx, hash))
 	if errors.Is(err, sql.ErrNoRows) {
-		return paywall.Key{}, certbank.Errorf(certbank.NotFound, "API key not found")
+		return store.Key{}, certbank.Errorf(certbank.NotFound, "API key not found")
 	}
 	if err != nil {
-		return paywall.Key{}, db.fail("key by hash", err)
+		return store.Key{}, db.fail("key by hash", err)
 	}
 	return k, nil
 }
 
 // KeyByID returns the key with the given ID, or NotFound.
-func (db *DB) KeyByID(ctx context.Context, id string) (paywall.Key, error) {
+func (db *DB) KeyByID(ctx context.Context, id string) (store.Key, error) {
 	k, err := scanKey(db.read.QueryRowContext(ctx, `SELECT `+keyColumns+` FROM api_keys WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return paywall.Key{}, certbank.Errorf(certbank.NotFound, "API key %q not found", id)
+		return store.Key{}, certbank.Errorf(certbank.NotFound, "API key %q not found", id)
 	}
 	if err != nil {
-		return paywall.Key{}, db.fail("key by ID", err)
+		return store.Key{}, db.fail("key by ID", err)
 	}
 	return k, nil
 }
 
 // Keys returns every key, newest first.
-func (db *DB) Keys(ctx context.Context) ([]paywall.Key, error) {
+func (db *DB) Keys(ctx context.Context) ([]store.Key, error) {
 	rows, err := db.read.QueryContext(ctx, `SELECT `+keyColumns+` FROM api_keys ORDER BY created_at DESC, id DESC`)
 	if err != nil {
 		return nil, db.fail("list keys", err)
 	}
 	defer rows.Close()
-	var keys []paywall.Key
+	var keys []store.Key
 	for rows.Next() {
 		k, err := scanKey(rows)
 		if err != nil {

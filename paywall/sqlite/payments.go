@@ -6,40 +6,30 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 const paymentColumns = `payer, nonce, amount, resource, network, tx, status, reason, created_at, updated_at`
 
 // scanPayment reads a row of paymentColumns.
-func scanPayment(row interface{ Scan(...any) error }) (paywall.Payment, error) {
-	var p paywall.Payment
+func scanPayment(row interface{ Scan(...any) error }) (store.Payment, error) {
+	var p store.Payment
 	var created, updated sql.NullInt64
 	if err := row.Scan(&p.Payer, &p.Nonce, &p.Amount, &p.Resource, &p.Network, &p.Transaction,
 		&p.Status, &p.Reason, &created, &updated); err != nil {
-		return paywall.Payment{}, err
+		return store.Payment{}, err
 	}
 	p.CreatedAt, p.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return p, nil
-}
-
-// validStatus reports whether status is one of the ledger's statuses.
-func validStatus(status string) bool {
-	switch status {
-	case paywall.PaymentReserved, paywall.PaymentPending, paywall.PaymentSettled, paywall.PaymentFailed:
-		return true
-	}
-	return false
 }
 
 // ReservePayment inserts p with status reserved (whatever p.Status says;
 // UpdatedAt defaults to CreatedAt). It fails with Conflict when (payer,
 // nonce) is already in the ledger in any status, and with Invalid when p
 // has no payer, nonce or creation time.
-func (db *DB) ReservePayment(ctx context.Context, p paywall.Payment) error {
+func (db *DB) ReservePayment(ctx context.Context, p store.Payment) error {
 	if p.Payer == "" || p.Nonce == "" || p.CreatedAt.IsZero() {
 		return certbank.Errorf(certbank.Invalid, "a payment needs a payer, a nonce and a creation time")
 	}
@@ -48,7 +38,7 @@ func (db *DB) ReservePayment(ctx context.Context, p paywall.Payment) error {
 	}
 	_, err := db.write.ExecContext(ctx, `INSERT INTO payments (`+paymentColumns+`)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		p.Payer, p.Nonce, p.Amount, p.Resource, p.Network, p.Transaction, paywall.PaymentReserved, p.Reason,
+		p.Payer, p.Nonce, p.Amount, p.Resource, p.Network, p.Transaction, store.Reserved, p.Reason,
 		micros(p.CreatedAt), micros(p.UpdatedAt))
 	if err != nil {
 		if isUnique(err) && !db.closed.Load() {
@@ -60,32 +50,26 @@ func (db *DB) ReservePayment(ctx context.Context, p paywall.Payment) error {
 	return nil
 }
 
-// UpdatePayment sets the status, transaction, reason and update time of
-// (payer, nonce). NotFound if there is no such payment; Invalid for an
+// UpdatePayment sets the state, transaction and update time of (payer,
+// nonce). NotFound if there is no such payment; Invalid for an
 // unknown status or the zero time.
-func (db *DB) UpdatePayment(ctx context.Context, payer, nonce, status, tx, reason string, at time.Time) error {
-	if !validStatus(status) {
-		return certbank.Errorf(certbank.Invalid, "unknown payment status %q", status)
-	}
-	if at.IsZero() {
-		return certbank.Errorf(certbank.Invalid, "a payment update needs a time")
+func (db *DB) UpdatePayment(ctx context.Context, payer, nonce string, u store.Update) error {
+	if err := u.Check(); err != nil {
+		return err
 	}
 	res, err := db.write.ExecContext(ctx, `UPDATE payments SET status = ?, tx = ?, reason = ?, updated_at = ?
-		WHERE payer = ? AND nonce = ?`, status, tx, reason, micros(at), payer, nonce)
+		WHERE payer = ? AND nonce = ?`, u.To.Status, u.Transaction, u.To.Reason, micros(u.At), payer, nonce)
 	return db.updatedOne(res, err, "update payment", "payment not found")
 }
 
-// TransitionPayment changes (payer, nonce) to status, tx and reason if it
-// is in status from with reason fromReason, and reports whether it was.
-func (db *DB) TransitionPayment(ctx context.Context, payer, nonce, from, fromReason, status, tx, reason string, at time.Time) (bool, error) {
-	if !validStatus(status) || !validStatus(from) {
-		return false, certbank.Errorf(certbank.Invalid, "unknown payment status %q or %q", from, status)
-	}
-	if at.IsZero() {
-		return false, certbank.Errorf(certbank.Invalid, "a payment update needs a time")
+// TransitionPayment applies t's update to (t.Payer, t.Nonce) if it is in
+// state t.From, and reports whether it was.
+func (db *DB) TransitionPayment(ctx context.Context, t store.Transition) (bool, error) {
+	if err := t.Check(); err != nil {
+		return false, err
 	}
 	res, err := db.write.ExecContext(ctx, `UPDATE payments SET status = ?, tx = ?, reason = ?, updated_at = ?
-		WHERE payer = ? AND nonce = ? AND status = ? AND reason = ?`, status, tx, reason, micros(at), payer, nonce, from, fromReason)
+		WHERE payer = ? AND nonce = ? AND status = ? AND reason = ?`, t.To.Status, t.Transaction, t.To.Reason, micros(t.At), t.Payer, t.Nonce, t.From.Status, t.From.Reason)
 	if err != nil {
 		return false, db.fail("transition payment", err)
 	}
@@ -100,7 +84,7 @@ func (db *DB) TransitionPayment(ctx context.Context, payer, nonce, from, fromRea
 // status reserved; otherwise, or if there is none, it does nothing.
 func (db *DB) ReleasePayment(ctx context.Context, payer, nonce string) error {
 	_, err := db.write.ExecContext(ctx, `DELETE FROM payments WHERE payer = ? AND nonce = ? AND status = ?`,
-		payer, nonce, paywall.PaymentReserved)
+		payer, nonce, store.Reserved)
 	if err != nil {
 		return db.fail("release payment", err)
 	}
@@ -108,21 +92,21 @@ func (db *DB) ReleasePayment(ctx context.Context, payer, nonce string) error {
 }
 
 // PaymentByNonce returns one payment, or NotFound.
-func (db *DB) PaymentByNonce(ctx context.Context, payer, nonce string) (paywall.Payment, error) {
+func (db *DB) PaymentByNonce(ctx context.Context, payer, nonce string) (store.Payment, error) {
 	p, err := scanPayment(db.read.QueryRowContext(ctx,
 		`SELECT `+paymentColumns+` FROM payments WHERE payer = ? AND nonce = ?`, payer, nonce))
 	if errors.Is(err, sql.ErrNoRows) {
-		return paywall.Payment{}, certbank.Errorf(certbank.NotFound, "payment not found")
+		return store.Payment{}, certbank.Errorf(certbank.NotFound, "payment not found")
 	}
 	if err != nil {
-		return paywall.Payment{}, db.fail("payment by nonce", err)
+		return store.Payment{}, db.fail("payment by nonce", err)
 	}
 	return p, nil
 }
 
 // Payments lists the payments that f selects (Since inclusive), newest
 // first.
-func (db *DB) Payments(ctx context.Context, f paywall.PaymentFilter) ([]paywall.Payment, error) {
+func (db *DB) Payments(ctx context.Context, f store.PaymentFilter) ([]store.Payment, error) {
 	var where []string
 	var args []any
 	if f.Status != "" {
@@ -144,7 +128,7 @@ func (db *DB) Payments(ctx context.Context, f paywall.PaymentFilter) ([]paywall.
 		return nil, db.fail("list payments", err)
 	}
 	defer rows.Close()
-	var ps []paywall.Payment
+	var ps []store.Payment
 	for rows.Next() {
 		p, err := scanPayment(rows)
 		if err != nil {

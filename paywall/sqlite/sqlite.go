@@ -1,4 +1,4 @@
-// Package sqlite is the embedded paywall.Store: one SQLite file, opened with
+// Package sqlite is the embedded store.Store: one SQLite file, opened with
 // the pure-Go driver modernc.org/sqlite (no cgo), for a single certbank
 // serve instance. Several instances that share state use paywall/postgres.
 //
@@ -48,7 +48,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // migrationFiles holds the schema migrations, applied in name order.
@@ -60,9 +60,9 @@ var migrationFiles embed.FS
 // lock before failing with Unavailable.
 const busyTimeout = 5 * time.Second
 
-var _ paywall.Store = (*DB)(nil)
+var _ store.Store = (*DB)(nil)
 
-// DB is a paywall.Store over one SQLite database. It is safe for concurrent
+// DB is a store.Store over one SQLite database. It is safe for concurrent
 // use.
 type DB struct {
 	write *sql.DB // one connection: every write, in order

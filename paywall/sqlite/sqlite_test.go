@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/sqlite"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/certbank/certbank/paywall/storetest"
 )
 
@@ -40,18 +40,18 @@ func openPath(t testing.TB, path string) *sqlite.DB {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) paywall.Store { return openTest(t) })
+	storetest.Run(t, func(t *testing.T) store.Store { return openTest(t) })
 }
 
 func TestConformanceInMemory(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) paywall.Store { return openPath(t, ":memory:") })
+	storetest.Run(t, func(t *testing.T) store.Store { return openPath(t, ":memory:") })
 }
 
 // TestMultiInstance runs two DBs on one file, as certbank serve and a
 // certbank keys command do: BEGIN IMMEDIATE and busy_timeout serialize
 // their writes.
 func TestMultiInstance(t *testing.T) {
-	storetest.RunMultiInstance(t, func(t *testing.T) (paywall.Store, paywall.Store) {
+	storetest.RunMultiInstance(t, func(t *testing.T) (store.Store, store.Store) {
 		path := filepath.Join(t.TempDir(), "certbank.db")
 		return openPath(t, path), openPath(t, path)
 	})
@@ -64,7 +64,7 @@ func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.CreateKey(ctx, paywall.Key{ID: "key_1", Hash: "h1", Email: "a@example.com", CreatedAt: time.Now()}); err != nil {
+	if err := db.CreateKey(ctx, store.Key{ID: "key_1", Hash: "h1", Email: "a@example.com", CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := db.Close(); err != nil {
@@ -145,14 +145,14 @@ func crashChild(path string) {
 		os.Exit(2)
 	}
 	for range 100 {
-		err := db.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		err := db.UpdateUsage(ctx, func(tx store.UsageTx) error {
 			us, err := tx.Load(ctx, []string{"key_1"}, "2026-03")
 			if err != nil {
 				return err
 			}
 			us["key_1"].MonthRequests++
 			us["key_1"].MonthQuestions += 10
-			return tx.Save(ctx, []*paywall.Usage{us["key_1"]})
+			return tx.Save(ctx, []*store.Usage{us["key_1"]})
 		})
 		if err != nil {
 			os.Exit(3)

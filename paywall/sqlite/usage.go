@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // loadUsageSQL reads the stored usage of a JSON array of key IDs (one row
@@ -59,7 +59,7 @@ const dataVersionSQL = `PRAGMA data_version`
 // commit until this transaction ends), changes whenever another connection
 // commits. Another certbank serve on the same file, or a certbank keys
 // command, therefore only sends the next transaction back to the file.
-func (db *DB) UpdateUsage(ctx context.Context, fn func(paywall.UsageTx) error) error {
+func (db *DB) UpdateUsage(ctx context.Context, fn func(store.UsageTx) error) error {
 	// Held until the cache has the commit's result, so that the next
 	// transaction (which could begin as soon as Commit releases the
 	// connection) never reads a cache older than the file.
@@ -133,7 +133,7 @@ func (db *DB) beginUsage(ctx context.Context) (*sql.Tx, error) {
 type usageCache struct {
 	mu      sync.Mutex // held for a whole usage transaction or compaction
 	version int64      // the PRAGMA data_version the entries are valid for
-	m       map[string]*paywall.Usage
+	m       map[string]*store.Usage
 	bytes   int
 
 	// dirty holds the keys with records in the log that their stored rows
@@ -164,13 +164,13 @@ func (c *usageCache) reset(version int64) {
 	c.version, c.m, c.bytes, c.dirty, c.foldAll = version, nil, 0, nil, true
 }
 
-func cacheSize(u *paywall.Usage) int { return len(u.Seen) + len(u.SeenBase) + len(u.KeyID) + 160 }
+func cacheSize(u *store.Usage) int { return len(u.Seen) + len(u.SeenBase) + len(u.KeyID) + 160 }
 
 // put records x as the committed state of its key. An unchanged base
 // (SaveBase false) is the one already cached.
-func (c *usageCache) put(x *paywall.Usage) {
+func (c *usageCache) put(x *store.Usage) {
 	if c.m == nil {
-		c.m = make(map[string]*paywall.Usage)
+		c.m = make(map[string]*store.Usage)
 	}
 	old := c.m[x.KeyID]
 	if old != nil {
@@ -185,7 +185,7 @@ func (c *usageCache) put(x *paywall.Usage) {
 		}
 	}
 	// The seen parts are kept, not copied: Save's callers hand them over
-	// (see paywall.UsageTx).
+	// (see store.UsageTx).
 	e := *x
 	e.Seen = slices.Clip(x.Seen)
 	if old != nil && !x.SaveBase {
@@ -208,7 +208,7 @@ func (c *usageCache) put(x *paywall.Usage) {
 }
 
 // logged records that x was committed in log row id.
-func (c *usageCache) logged(x *paywall.Usage, id int64, now time.Time) {
+func (c *usageCache) logged(x *store.Usage, id int64, now time.Time) {
 	if c.dirty == nil {
 		c.dirty = make(map[string]*dirtyKey)
 	}
@@ -225,7 +225,7 @@ func (c *usageCache) logged(x *paywall.Usage, id int64, now time.Time) {
 // month's counts. Its seen parts share the cache's bytes, clipped so that
 // an append copies them; like every opaque seen set, they must not be
 // changed in place.
-func (c *usageCache) get(id, month string) (*paywall.Usage, bool) {
+func (c *usageCache) get(id, month string) (*store.Usage, bool) {
 	e := c.m[id]
 	if e == nil || e.Month != month {
 		return nil, false
@@ -236,7 +236,7 @@ func (c *usageCache) get(id, month string) (*paywall.Usage, bool) {
 	return &u, true
 }
 
-// usageTx is a paywall.UsageTx over an SQLite transaction. Holding the only
+// usageTx is a store.UsageTx over an SQLite transaction. Holding the only
 // write connection, it already excludes every other writer, so its loads
 // need no row locks.
 type usageTx struct {
@@ -244,21 +244,21 @@ type usageTx struct {
 	tx      *sql.Tx
 	prev    map[string][]byte // recent seen part of each loaded key, as loaded or last saved
 	records []logRecord       // the log entry being built
-	saved   []paywall.Usage   // states written, cached once committed
+	saved   []store.Usage     // states written, cached once committed
 	err     error             // the first database error, which dooms the transaction
 }
 
 // Load returns the usage of each key ID for month: the minute and seen state
 // is the latest, the month counts are month's, all zero for a key without
 // usage. It fails with Invalid unless month is "YYYY-MM".
-func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[string]*paywall.Usage, error) {
+func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[string]*store.Usage, error) {
 	if u.err != nil {
 		return nil, u.err
 	}
 	if err := checkMonth(month); err != nil {
 		return nil, err
 	}
-	out := make(map[string]*paywall.Usage, len(keyIDs))
+	out := make(map[string]*store.Usage, len(keyIDs))
 	cache := &u.db.usage
 	var missing []string
 	for _, id := range keyIDs {
@@ -294,7 +294,7 @@ func (u *usageTx) Load(ctx context.Context, keyIDs []string, month string) (map[
 // storedUsage is a key's usage as its rows store it, and the last log row
 // they include.
 type storedUsage struct {
-	paywall.Usage
+	store.Usage
 	logID int64
 }
 
@@ -384,7 +384,7 @@ func replayLog(q query, stored map[string]*storedUsage) error {
 // state of each key, and its counts for u.Month. It fails, writing nothing,
 // when a usage was not loaded in this transaction or its month is not
 // "YYYY-MM".
-func (u *usageTx) Save(ctx context.Context, us []*paywall.Usage) error {
+func (u *usageTx) Save(ctx context.Context, us []*store.Usage) error {
 	if u.err != nil {
 		return u.err
 	}

@@ -8,7 +8,7 @@ import (
 	"math"
 	"time"
 
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // logRecord is one key's new usage state in a usage_log entry: the counts
@@ -39,7 +39,7 @@ const (
 
 // recordOf is the record of saving x over prev, the key's seen recent part
 // as loaded (or as last saved in the same transaction).
-func recordOf(x *paywall.Usage, prev []byte) logRecord {
+func recordOf(x *store.Usage, prev []byte) logRecord {
 	r := logRecord{keyID: x.KeyID, minuteStart: x.MinuteStart, minuteCount: x.MinuteCount,
 		month: x.Month, monthRequests: x.MonthRequests, monthQuestions: x.MonthQuestions,
 		seenCount: x.SeenCount, base: x.SeenBase, hasBase: x.SaveBase}
@@ -158,7 +158,7 @@ func decodeEntry(entry []byte, fn func(logRecord)) error {
 
 // applyRecord brings u, a key's usage with the month counts of u.Month, up
 // to r. The seen parts are never changed in place.
-func applyRecord(u *paywall.Usage, r logRecord) {
+func applyRecord(u *store.Usage, r logRecord) {
 	u.MinuteStart, u.MinuteCount, u.SeenCount = r.minuteStart, r.minuteCount, r.seenCount
 	if r.recentFull {
 		u.Seen = bytes.Clone(r.recent)

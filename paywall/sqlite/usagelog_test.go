@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 func TestLogEntryRoundTrip(t *testing.T) {
@@ -77,10 +77,10 @@ func TestUsageLog(t *testing.T) {
 	const id = "key_log"
 	hash := func(i int) []byte { return bytes.Repeat([]byte{byte(i)}, 8) }
 	// save adds one request and one seen entry to the key in month.
-	save := func(db *DB, month string, i int) paywall.Usage {
+	save := func(db *DB, month string, i int) store.Usage {
 		t.Helper()
-		var got paywall.Usage
-		err := db.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		var got store.Usage
+		err := db.UpdateUsage(ctx, func(tx store.UsageTx) error {
 			us, err := tx.Load(ctx, []string{id}, month)
 			if err != nil {
 				return err
@@ -91,7 +91,7 @@ func TestUsageLog(t *testing.T) {
 			u.Seen = append(bytes.Clone(u.Seen), hash(i)...)
 			u.SeenCount++
 			got = *u
-			return tx.Save(ctx, []*paywall.Usage{u})
+			return tx.Save(ctx, []*store.Usage{u})
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -145,7 +145,7 @@ func TestUsageLog(t *testing.T) {
 	// Another connection reads rows plus log.
 	monthly(b, "2026-03", 3)
 	monthly(b, "2026-04", 1)
-	err = b.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err = b.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{id}, "2026-04")
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func TestUsageLog(t *testing.T) {
 	}
 	defer c.Close()
 	monthly(c, "2026-04", 3)
-	err = c.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err = c.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{id}, "2026-04")
 		if err != nil {
 			return err
@@ -241,13 +241,13 @@ func TestCompactionRunsByItself(t *testing.T) {
 	for round := 1; round <= 2; round++ {
 		first := time.Now() // no record of this round is older
 		for range 3 {
-			err := db.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+			err := db.UpdateUsage(ctx, func(tx store.UsageTx) error {
 				us, err := tx.Load(ctx, []string{"key_bg"}, "2026-03")
 				if err != nil {
 					return err
 				}
 				us["key_bg"].MonthRequests++
-				return tx.Save(ctx, []*paywall.Usage{us["key_bg"]})
+				return tx.Save(ctx, []*store.Usage{us["key_bg"]})
 			})
 			if err != nil {
 				t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // BenchUpdateUsageBatch measures the service's group commit on s: each
@@ -17,7 +17,7 @@ import (
 // key's blob. Blobs are seeded with 100 entries and capped at 200 (1.6 KB,
 // the size of a bitmap over a 13,000-question bank) so every operation
 // writes about the same amount. It reports ns/request besides ns/op.
-func BenchUpdateUsageBatch(b *testing.B, s paywall.Store) {
+func BenchUpdateUsageBatch(b *testing.B, s store.Store) {
 	const (
 		keys       = 1000
 		batch      = 64
@@ -33,12 +33,12 @@ func BenchUpdateUsageBatch(b *testing.B, s paywall.Store) {
 		ids[i] = fmt.Sprintf("key_%016x", i)
 	}
 	r := rand.New(rand.NewPCG(1, 2))
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, ids, month)
 		if err != nil {
 			return err
 		}
-		save := make([]*paywall.Usage, 0, len(us))
+		save := make([]*store.Usage, 0, len(us))
 		for _, u := range us {
 			u.Seen = make([]byte, seedSeen)
 			for i := 0; i < len(u.Seen); i += entryBytes {
@@ -73,7 +73,7 @@ func BenchUpdateUsageBatch(b *testing.B, s paywall.Store) {
 				distinct = append(distinct, id)
 			}
 		}
-		err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 			us, err := tx.Load(ctx, distinct, month)
 			if err != nil {
 				return err
@@ -94,7 +94,7 @@ func BenchUpdateUsageBatch(b *testing.B, s paywall.Store) {
 				}
 				u.SeenCount = len(u.Seen) / entryBytes
 			}
-			save := make([]*paywall.Usage, 0, len(us))
+			save := make([]*store.Usage, 0, len(us))
 			for _, id := range distinct {
 				save = append(save, us[id])
 			}

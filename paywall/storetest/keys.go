@@ -6,10 +6,10 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
-func testKeyCreateAndLookup(t *testing.T, s paywall.Store) {
+func testKeyCreateAndLookup(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	want := newKey(1)
 	want.Tier = "pro"
@@ -31,7 +31,7 @@ func testKeyCreateAndLookup(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testKeyLookupNotFound(t *testing.T, s paywall.Store) {
+func testKeyLookupNotFound(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	must(t, "CreateKey", s.CreateKey(ctx, newKey(1)))
 	_, err := s.KeyByHash(ctx, newKey(2).Hash)
@@ -42,7 +42,7 @@ func testKeyLookupNotFound(t *testing.T, s paywall.Store) {
 	wantKind(t, "KeyByHash(\"\")", err, certbank.NotFound)
 }
 
-func testKeyListNewestFirst(t *testing.T, s paywall.Store) {
+func testKeyListNewestFirst(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	keys, err := s.Keys(ctx)
 	must(t, "Keys(empty)", err)
@@ -72,7 +72,7 @@ func testKeyListNewestFirst(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testKeyDuplicateEmail(t *testing.T, s paywall.Store) {
+func testKeyDuplicateEmail(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	first := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, first))
@@ -101,7 +101,7 @@ func testKeyDuplicateEmail(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testKeyDuplicateHash(t *testing.T, s paywall.Store) {
+func testKeyDuplicateHash(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	first := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, first))
@@ -122,7 +122,7 @@ func testKeyDuplicateHash(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testKeyDuplicateID(t *testing.T, s paywall.Store) {
+func testKeyDuplicateID(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	first := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, first))
@@ -136,15 +136,15 @@ func testKeyDuplicateID(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testKeyInvalidInput(t *testing.T, s paywall.Store) {
+func testKeyInvalidInput(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	for _, tc := range []struct {
 		name   string
-		change func(k *paywall.Key)
+		change func(k *store.Key)
 	}{
-		{"no ID", func(k *paywall.Key) { k.ID = "" }},
-		{"no hash", func(k *paywall.Key) { k.Hash = "" }},
-		{"no creation time", func(k *paywall.Key) { k.CreatedAt = time.Time{} }},
+		{"no ID", func(k *store.Key) { k.ID = "" }},
+		{"no hash", func(k *store.Key) { k.Hash = "" }},
+		{"no creation time", func(k *store.Key) { k.CreatedAt = time.Time{} }},
 	} {
 		k := newKey(1)
 		tc.change(&k)
@@ -157,7 +157,7 @@ func testKeyInvalidInput(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testKeySetTier(t *testing.T, s paywall.Store) {
+func testKeySetTier(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	k := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, k))
@@ -191,7 +191,7 @@ func testKeySetTier(t *testing.T, s paywall.Store) {
 	wantKind(t, "SetTier(unknown)", s.SetTier(ctx, newKey(3).ID, "pro", until), certbank.NotFound)
 }
 
-func testKeyRevoke(t *testing.T, s paywall.Store) {
+func testKeyRevoke(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	k := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, k))
@@ -220,7 +220,7 @@ func testKeyRevoke(t *testing.T, s paywall.Store) {
 	wantKind(t, "RevokeKey(unknown)", s.RevokeKey(ctx, newKey(2).ID, revokedAt), certbank.NotFound)
 }
 
-func testKeyRotate(t *testing.T, s paywall.Store) {
+func testKeyRotate(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	k := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, k))

@@ -7,10 +7,10 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
-func testHitCounts(t *testing.T, s paywall.Store) {
+func testHitCounts(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	w1 := at(0).Truncate(time.Minute)
 	w2 := w1.Add(time.Minute)
@@ -39,13 +39,13 @@ func testHitCounts(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testHitConcurrent(t *testing.T, s paywall.Store) {
-	hitConcurrent(t, []paywall.Store{s})
+func testHitConcurrent(t *testing.T, s store.Store) {
+	hitConcurrent(t, []store.Store{s})
 }
 
 // hitConcurrent hits one counter 100 times at once, spread over stores, and
 // checks that each hit got its own count.
-func hitConcurrent(t *testing.T, stores []paywall.Store) {
+func hitConcurrent(t *testing.T, stores []store.Store) {
 	ctx := t.Context()
 	const hits = 100
 	window := at(0).Truncate(time.Minute)
@@ -78,11 +78,11 @@ func hitConcurrent(t *testing.T, stores []paywall.Store) {
 	}
 }
 
-func testPing(t *testing.T, s paywall.Store) {
+func testPing(t *testing.T, s store.Store) {
 	must(t, "Ping", s.Ping(t.Context()))
 }
 
-func testClosedIsUnavailable(t *testing.T, s paywall.Store) {
+func testClosedIsUnavailable(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	must(t, "CreateKey", s.CreateKey(ctx, newKey(1)))
 	must(t, "Close", s.Close())
@@ -91,7 +91,7 @@ func testClosedIsUnavailable(t *testing.T, s paywall.Store) {
 	_, err := s.KeyByID(ctx, newKey(1).ID)
 	wantKind(t, "KeyByID after Close", err, certbank.Unavailable)
 	wantKind(t, "CreateKey after Close", s.CreateKey(ctx, newKey(2)), certbank.Unavailable)
-	err = s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err = s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		_, err := tx.Load(ctx, []string{newKey(1).ID}, "2026-03")
 		return err
 	})
@@ -100,7 +100,7 @@ func testClosedIsUnavailable(t *testing.T, s paywall.Store) {
 	wantKind(t, "Hit after Close", err, certbank.Unavailable)
 }
 
-func testMultiKeysShared(t *testing.T, a, b paywall.Store) {
+func testMultiKeysShared(t *testing.T, a, b store.Store) {
 	ctx := t.Context()
 	k := newKey(1)
 	must(t, "a.CreateKey", a.CreateKey(ctx, k))
@@ -120,14 +120,14 @@ func testMultiKeysShared(t *testing.T, a, b paywall.Store) {
 	}
 }
 
-func testMultiUsageNoLostUpdate(t *testing.T, a, b paywall.Store) {
-	concurrentSameKey(t, []paywall.Store{a, b})
+func testMultiUsageNoLostUpdate(t *testing.T, a, b store.Store) {
+	concurrentSameKey(t, []store.Store{a, b})
 }
 
-func testMultiReserveOnce(t *testing.T, a, b paywall.Store) {
-	reserveOnce(t, []paywall.Store{a, b})
+func testMultiReserveOnce(t *testing.T, a, b store.Store) {
+	reserveOnce(t, []store.Store{a, b})
 }
 
-func testMultiHitShared(t *testing.T, a, b paywall.Store) {
-	hitConcurrent(t, []paywall.Store{a, b})
+func testMultiHitShared(t *testing.T, a, b store.Store) {
+	hitConcurrent(t, []store.Store{a, b})
 }

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite for paywall.Store. Every
+// Package storetest is the conformance suite for store.Store. Every
 // implementation (paywall/sqlite, paywall/postgres) runs Run from its own
 // tests, and RunMultiInstance when several instances may share one database,
 // so that all of them keep the promises written on the interface.
@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // Run runs the conformance suite against the store that open returns.
@@ -26,7 +26,7 @@ import (
 // removing its data) with t.Cleanup. The suite may close the store before
 // that cleanup runs, so Close must tolerate a second call. Tests run in
 // parallel, so open must be safe to call concurrently.
-func Run(t *testing.T, open func(t *testing.T) paywall.Store) {
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Helper()
 	runGroups(t, open, []group{
 		{"Keys", []test{
@@ -80,17 +80,17 @@ func Run(t *testing.T, open func(t *testing.T) paywall.Store) {
 // database, as when several certbank serve processes share a PostgreSQL
 // server. open returns two fresh instances over the same empty database and
 // registers their cleanup; it is called once per test, concurrently.
-func RunMultiInstance(t *testing.T, open func(t *testing.T) (paywall.Store, paywall.Store)) {
+func RunMultiInstance(t *testing.T, open func(t *testing.T) (store.Store, store.Store)) {
 	t.Helper()
 	tests := []struct {
 		name string
-		test func(t *testing.T, a, b paywall.Store)
+		test func(t *testing.T, a, b store.Store)
 	}{
 		{"KeysShared", testMultiKeysShared},
 		{"UsageNoLostUpdate", testMultiUsageNoLostUpdate},
 		{"SeenBaseShared", testMultiSeenBase},
 		{"ReserveOnce", testMultiReserveOnce},
-		{"TransitionOnce", func(t *testing.T, a, b paywall.Store) { transitionOnce(t, []paywall.Store{a, b}) }},
+		{"TransitionOnce", func(t *testing.T, a, b store.Store) { transitionOnce(t, []store.Store{a, b}) }},
 		{"HitShared", testMultiHitShared},
 	}
 	for _, tt := range tests {
@@ -104,7 +104,7 @@ func RunMultiInstance(t *testing.T, open func(t *testing.T) (paywall.Store, payw
 
 type test struct {
 	name string
-	test func(t *testing.T, s paywall.Store)
+	test func(t *testing.T, s store.Store)
 }
 
 type group struct {
@@ -112,7 +112,7 @@ type group struct {
 	tests []test
 }
 
-func runGroups(t *testing.T, open func(t *testing.T) paywall.Store, groups []group) {
+func runGroups(t *testing.T, open func(t *testing.T) store.Store, groups []group) {
 	t.Helper()
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
@@ -140,10 +140,10 @@ func sameTime(a, b time.Time) bool {
 }
 
 // newKey returns a distinct, valid key for n.
-func newKey(n int) paywall.Key {
+func newKey(n int) store.Key {
 	sum := sha256.Sum256(fmt.Appendf(nil, "cb_test_secret_%d", n))
 	hash := hex.EncodeToString(sum[:])
-	return paywall.Key{
+	return store.Key{
 		ID:        fmt.Sprintf("key_%016x", n),
 		Hash:      hash,
 		Prefix:    "cb_" + hash[:6],
@@ -177,7 +177,7 @@ func must(t *testing.T, what string, err error) {
 }
 
 // keyDiff describes how got differs from want, or returns "".
-func keyDiff(got, want paywall.Key) string {
+func keyDiff(got, want store.Key) string {
 	var d []string
 	str := func(name, g, w string) {
 		if g != w {
@@ -202,7 +202,7 @@ func keyDiff(got, want paywall.Key) string {
 }
 
 // paymentDiff describes how got differs from want, or returns "".
-func paymentDiff(got, want paywall.Payment) string {
+func paymentDiff(got, want store.Payment) string {
 	var d []string
 	str := func(name, g, w string) {
 		if g != w {
@@ -217,7 +217,7 @@ func paymentDiff(got, want paywall.Payment) string {
 	str("Resource", got.Resource, want.Resource)
 	str("Network", got.Network, want.Network)
 	str("Transaction", got.Transaction, want.Transaction)
-	str("Status", got.Status, want.Status)
+	str("Status", string(got.Status), string(want.Status))
 	str("Reason", got.Reason, want.Reason)
 	if !sameTime(got.CreatedAt, want.CreatedAt) {
 		d = append(d, fmt.Sprintf("CreatedAt = %v, want %v", got.CreatedAt, want.CreatedAt))

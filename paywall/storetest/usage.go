@@ -11,14 +11,14 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/store"
 )
 
 // loadOne reads one key's usage for month in its own transaction.
-func loadOne(t *testing.T, s paywall.Store, keyID, month string) paywall.Usage {
+func loadOne(t *testing.T, s store.Store, keyID, month string) store.Usage {
 	t.Helper()
-	var got paywall.Usage
-	err := s.UpdateUsage(t.Context(), func(tx paywall.UsageTx) error {
+	var got store.Usage
+	err := s.UpdateUsage(t.Context(), func(tx store.UsageTx) error {
 		us, err := tx.Load(t.Context(), []string{keyID}, month)
 		if err != nil {
 			return err
@@ -35,9 +35,9 @@ func loadOne(t *testing.T, s paywall.Store, keyID, month string) paywall.Usage {
 }
 
 // saveUsage adds requests and questions to a key's counts for month.
-func saveUsage(t *testing.T, s paywall.Store, keyID, month string, requests, questions int) {
+func saveUsage(t *testing.T, s store.Store, keyID, month string, requests, questions int) {
 	t.Helper()
-	err := s.UpdateUsage(t.Context(), func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(t.Context(), func(tx store.UsageTx) error {
 		us, err := tx.Load(t.Context(), []string{keyID}, month)
 		if err != nil {
 			return err
@@ -45,13 +45,13 @@ func saveUsage(t *testing.T, s paywall.Store, keyID, month string, requests, que
 		u := us[keyID]
 		u.MonthRequests += requests
 		u.MonthQuestions += questions
-		return tx.Save(t.Context(), []*paywall.Usage{u})
+		return tx.Save(t.Context(), []*store.Usage{u})
 	})
 	must(t, "UpdateUsage(save "+keyID+")", err)
 }
 
 // usageDiff describes how got differs from want, or returns "".
-func usageDiff(got, want paywall.Usage) string {
+func usageDiff(got, want store.Usage) string {
 	var d []string
 	if got.KeyID != want.KeyID {
 		d = append(d, fmt.Sprintf("KeyID = %q, want %q", got.KeyID, want.KeyID))
@@ -87,13 +87,13 @@ func usageDiff(got, want paywall.Usage) string {
 	return fmt.Sprint(d)
 }
 
-func testUsageLoadWithoutUsage(t *testing.T, s paywall.Store) {
+func testUsageLoadWithoutUsage(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	k := newKey(1)
 	must(t, "CreateKey", s.CreateKey(ctx, k))
 	// An ID no key has is loaded the same way: the store does not check keys.
 	ids := []string{k.ID, "key_unknown", k.ID}
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, ids, "2026-03")
 		if err != nil {
 			return err
@@ -106,7 +106,7 @@ func testUsageLoadWithoutUsage(t *testing.T, s paywall.Store) {
 			if u == nil {
 				return fmt.Errorf("Load returned no usage for %s", id)
 			}
-			if d := usageDiff(*u, paywall.Usage{KeyID: id, Month: "2026-03"}); d != "" {
+			if d := usageDiff(*u, store.Usage{KeyID: id, Month: "2026-03"}); d != "" {
 				return fmt.Errorf("Load(%s): %s", id, d)
 			}
 		}
@@ -122,13 +122,13 @@ func testUsageLoadWithoutUsage(t *testing.T, s paywall.Store) {
 	must(t, "UpdateUsage", err)
 }
 
-func testUsageRoundTrip(t *testing.T, s paywall.Store) {
+func testUsageRoundTrip(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	seen := make([]byte, 4096)
 	for i := range seen {
 		seen[i] = byte(i * 7) // every byte value, zeros included
 	}
-	want := paywall.Usage{
+	want := store.Usage{
 		KeyID:          newKey(1).ID,
 		MinuteStart:    at(0).Truncate(time.Minute),
 		MinuteCount:    17,
@@ -138,8 +138,8 @@ func testUsageRoundTrip(t *testing.T, s paywall.Store) {
 		Seen:           seen,
 		SeenCount:      512,
 	}
-	other := paywall.Usage{KeyID: newKey(2).ID, Month: "2026-03", MonthRequests: 1, MonthQuestions: 10, Seen: []byte{1}, SeenCount: 1}
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	other := store.Usage{KeyID: newKey(2).ID, Month: "2026-03", MonthRequests: 1, MonthQuestions: 10, Seen: []byte{1}, SeenCount: 1}
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{want.KeyID, other.KeyID}, want.Month)
 		if err != nil {
 			return err
@@ -147,7 +147,7 @@ func testUsageRoundTrip(t *testing.T, s paywall.Store) {
 		u, o := us[want.KeyID], us[other.KeyID]
 		*u, *o = want, other
 		u.Seen = bytes.Clone(seen)
-		return tx.Save(ctx, []*paywall.Usage{u, o})
+		return tx.Save(ctx, []*store.Usage{u, o})
 	})
 	must(t, "UpdateUsage(save)", err)
 
@@ -159,14 +159,14 @@ func testUsageRoundTrip(t *testing.T, s paywall.Store) {
 	}
 
 	// Saving again overwrites every field, including with zero values.
-	next := paywall.Usage{KeyID: want.KeyID, Month: want.Month, MinuteStart: want.MinuteStart.Add(time.Minute), MinuteCount: 1}
-	err = s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	next := store.Usage{KeyID: want.KeyID, Month: want.Month, MinuteStart: want.MinuteStart.Add(time.Minute), MinuteCount: 1}
+	err = s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{want.KeyID}, want.Month)
 		if err != nil {
 			return err
 		}
 		*us[want.KeyID] = next
-		return tx.Save(ctx, []*paywall.Usage{us[want.KeyID]})
+		return tx.Save(ctx, []*store.Usage{us[want.KeyID]})
 	})
 	must(t, "UpdateUsage(overwrite)", err)
 	if d := usageDiff(loadOne(t, s, want.KeyID, want.Month), next); d != "" {
@@ -174,14 +174,14 @@ func testUsageRoundTrip(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testUsageFailingFn(t *testing.T, s paywall.Store) {
+func testUsageFailingFn(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	id := newKey(1).ID
 	saveUsage(t, s, id, "2026-03", 5, 50)
 	before := loadOne(t, s, id, "2026-03")
 
 	errBoom := errors.New("boom")
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{id, newKey(2).ID}, "2026-03")
 		if err != nil {
 			return err
@@ -192,7 +192,7 @@ func testUsageFailingFn(t *testing.T, s paywall.Store) {
 			u.Seen = append(u.Seen, 0xff)
 			u.SeenCount++
 		}
-		if err := tx.Save(ctx, []*paywall.Usage{us[id], us[newKey(2).ID]}); err != nil {
+		if err := tx.Save(ctx, []*store.Usage{us[id], us[newKey(2).ID]}); err != nil {
 			return err
 		}
 		return errBoom
@@ -202,7 +202,7 @@ func testUsageFailingFn(t *testing.T, s paywall.Store) {
 	}
 
 	// fn's own error kinds pass through unchanged.
-	err = s.UpdateUsage(ctx, func(paywall.UsageTx) error {
+	err = s.UpdateUsage(ctx, func(store.UsageTx) error {
 		return certbank.Errorf(certbank.RateLimited, "slow down")
 	})
 	wantKind(t, "UpdateUsage(fn fails with a kind)", err, certbank.RateLimited)
@@ -210,19 +210,19 @@ func testUsageFailingFn(t *testing.T, s paywall.Store) {
 	if d := usageDiff(loadOne(t, s, id, "2026-03"), before); d != "" {
 		t.Fatalf("failed transaction changed usage: %s", d)
 	}
-	if d := usageDiff(loadOne(t, s, newKey(2).ID, "2026-03"), paywall.Usage{KeyID: newKey(2).ID, Month: "2026-03"}); d != "" {
+	if d := usageDiff(loadOne(t, s, newKey(2).ID, "2026-03"), store.Usage{KeyID: newKey(2).ID, Month: "2026-03"}); d != "" {
 		t.Fatalf("failed transaction created usage: %s", d)
 	}
 }
 
-func testUsageSaveUnloaded(t *testing.T, s paywall.Store) {
+func testUsageSaveUnloaded(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	id := newKey(1).ID
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		if _, err := tx.Load(ctx, []string{newKey(2).ID}, "2026-03"); err != nil {
 			return err
 		}
-		return tx.Save(ctx, []*paywall.Usage{{KeyID: id, Month: "2026-03", MonthRequests: 9}})
+		return tx.Save(ctx, []*store.Usage{{KeyID: id, Month: "2026-03", MonthRequests: 9}})
 	})
 	if err == nil {
 		t.Fatalf("Save of a usage not loaded in the transaction succeeded; it must fail (the key is not locked)")
@@ -232,11 +232,11 @@ func testUsageSaveUnloaded(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testUsageInvalidMonth(t *testing.T, s paywall.Store) {
+func testUsageInvalidMonth(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	id := newKey(1).ID
 	for _, month := range []string{"", "2026-3", "2026-13", "March"} {
-		err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 			_, err := tx.Load(ctx, []string{id}, month)
 			return err
 		})
@@ -246,22 +246,22 @@ func testUsageInvalidMonth(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testUsageMonthRollover(t *testing.T, s paywall.Store) {
+func testUsageMonthRollover(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	id := newKey(1).ID
-	march := paywall.Usage{
+	march := store.Usage{
 		KeyID: id, Month: "2026-03",
 		MinuteStart: at(0).Truncate(time.Minute), MinuteCount: 3,
 		MonthRequests: 40, MonthQuestions: 400,
 		Seen: []byte("march-seen"), SeenCount: 10,
 	}
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{id}, march.Month)
 		if err != nil {
 			return err
 		}
 		*us[id] = march
-		return tx.Save(ctx, []*paywall.Usage{us[id]})
+		return tx.Save(ctx, []*store.Usage{us[id]})
 	})
 	must(t, "UpdateUsage(march)", err)
 
@@ -273,7 +273,7 @@ func testUsageMonthRollover(t *testing.T, s paywall.Store) {
 	if d := usageDiff(april, want); d != "" {
 		t.Fatalf("April load: %s", d)
 	}
-	err = s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err = s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{id}, "2026-04")
 		if err != nil {
 			return err
@@ -282,7 +282,7 @@ func testUsageMonthRollover(t *testing.T, s paywall.Store) {
 		u.MinuteStart, u.MinuteCount = at(31*24*time.Hour).Truncate(time.Minute), 1
 		u.MonthRequests, u.MonthQuestions = 1, 10
 		u.Seen, u.SeenCount = append(u.Seen, "+april"...), 20
-		return tx.Save(ctx, []*paywall.Usage{u})
+		return tx.Save(ctx, []*store.Usage{u})
 	})
 	must(t, "UpdateUsage(april)", err)
 
@@ -304,7 +304,7 @@ func testUsageMonthRollover(t *testing.T, s paywall.Store) {
 	}
 }
 
-func testUsageMonthly(t *testing.T, s paywall.Store) {
+func testUsageMonthly(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	req, q, err := s.MonthlyUsage(ctx, newKey(1).ID, "2026-03")
 	must(t, "MonthlyUsage(no usage)", err)
@@ -323,13 +323,13 @@ func testUsageMonthly(t *testing.T, s paywall.Store) {
 
 // incrementMinute runs one usage transaction that adds one to the minute
 // count of each of ids, loading them in the given order.
-func incrementMinute(ctx context.Context, s paywall.Store, ids []string) error {
-	return s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+func incrementMinute(ctx context.Context, s store.Store, ids []string) error {
+	return s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, ids, "2026-03")
 		if err != nil {
 			return err
 		}
-		save := make([]*paywall.Usage, 0, len(us))
+		save := make([]*store.Usage, 0, len(us))
 		for _, id := range ids {
 			u := us[id]
 			u.MinuteCount++
@@ -345,13 +345,13 @@ func incrementMinute(ctx context.Context, s paywall.Store, ids []string) error {
 // concurrency is how many goroutines the concurrency tests run at once.
 const concurrency = 50
 
-func testUsageConcurrentSameKey(t *testing.T, s paywall.Store) {
-	concurrentSameKey(t, []paywall.Store{s})
+func testUsageConcurrentSameKey(t *testing.T, s store.Store) {
+	concurrentSameKey(t, []store.Store{s})
 }
 
 // concurrentSameKey runs concurrency usage transactions on one key, spread
 // over stores, and checks that none was lost.
-func concurrentSameKey(t *testing.T, stores []paywall.Store) {
+func concurrentSameKey(t *testing.T, stores []store.Store) {
 	ctx := t.Context()
 	id := newKey(1).ID
 	var wg sync.WaitGroup
@@ -376,7 +376,7 @@ func concurrentSameKey(t *testing.T, stores []paywall.Store) {
 	}
 }
 
-func testUsageConcurrentBatches(t *testing.T, s paywall.Store) {
+func testUsageConcurrentBatches(t *testing.T, s store.Store) {
 	// Each transaction loads the same five keys in its own order, as batches
 	// of requests do; none may deadlock or lose an update.
 	ctx := t.Context()
@@ -414,27 +414,27 @@ func testUsageConcurrentBatches(t *testing.T, s paywall.Store) {
 // only by a Save with SaveBase set, kept (whatever the Usage holds) by one
 // without, and both parts survive other keys' saves and later
 // transactions.
-func testUsageSeenBase(t *testing.T, s paywall.Store) {
+func testUsageSeenBase(t *testing.T, s store.Store) {
 	ctx := t.Context()
 	id, month := newKey(1).ID, "2026-03"
 	big := make([]byte, 64<<10) // large enough to be stored out of line
 	for i := range big {
 		big[i] = byte(i*13 + i>>8)
 	}
-	save := func(what string, change func(u *paywall.Usage)) {
+	save := func(what string, change func(u *store.Usage)) {
 		t.Helper()
-		err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 			us, err := tx.Load(ctx, []string{id}, month)
 			if err != nil {
 				return err
 			}
 			change(us[id])
-			return tx.Save(ctx, []*paywall.Usage{us[id]})
+			return tx.Save(ctx, []*store.Usage{us[id]})
 		})
 		must(t, "UpdateUsage("+what+")", err)
 	}
-	want := paywall.Usage{KeyID: id, Month: month, MonthRequests: 1, Seen: []byte("r1"), SeenBase: bytes.Clone(big), SeenCount: 8194}
-	save("fold", func(u *paywall.Usage) {
+	want := store.Usage{KeyID: id, Month: month, MonthRequests: 1, Seen: []byte("r1"), SeenBase: bytes.Clone(big), SeenCount: 8194}
+	save("fold", func(u *store.Usage) {
 		*u = want
 		u.SeenBase, u.SaveBase = bytes.Clone(big), true
 	})
@@ -444,7 +444,7 @@ func testUsageSeenBase(t *testing.T, s paywall.Store) {
 
 	// Without SaveBase the stored base stays, whatever the Usage holds.
 	want.MonthRequests, want.Seen, want.SeenCount = 2, []byte("r1r2"), 8195
-	save("recent only", func(u *paywall.Usage) {
+	save("recent only", func(u *store.Usage) {
 		u.MonthRequests, u.Seen, u.SeenCount = 2, []byte("r1r2"), 8195
 		u.SeenBase = []byte("not to be written")
 	})
@@ -454,14 +454,14 @@ func testUsageSeenBase(t *testing.T, s paywall.Store) {
 
 	// A new base replaces the old one, and the empty base is stored as empty.
 	want.MonthRequests, want.Seen, want.SeenBase = 3, nil, []byte("new base")
-	save("second fold", func(u *paywall.Usage) {
+	save("second fold", func(u *store.Usage) {
 		u.MonthRequests, u.Seen, u.SeenBase, u.SaveBase = 3, nil, []byte("new base"), true
 	})
 	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
 		t.Fatalf("after a second fold: %s", d)
 	}
 	want.MonthRequests, want.SeenBase = 4, nil
-	save("empty base", func(u *paywall.Usage) {
+	save("empty base", func(u *store.Usage) {
 		u.MonthRequests, u.SeenBase, u.SaveBase = 4, nil, true
 	})
 	if d := usageDiff(loadOne(t, s, id, month), want); d != "" {
@@ -470,13 +470,13 @@ func testUsageSeenBase(t *testing.T, s paywall.Store) {
 
 	// A transaction that fails after a fold leaves the old base.
 	boom := errors.New("boom")
-	err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+	err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 		us, err := tx.Load(ctx, []string{id}, month)
 		if err != nil {
 			return err
 		}
 		us[id].SeenBase, us[id].SaveBase = []byte("rolled back"), true
-		if err := tx.Save(ctx, []*paywall.Usage{us[id]}); err != nil {
+		if err := tx.Save(ctx, []*store.Usage{us[id]}); err != nil {
 			return err
 		}
 		return boom
@@ -493,12 +493,12 @@ func testUsageSeenBase(t *testing.T, s paywall.Store) {
 // the other loads, however often each has loaded it before (an instance
 // may keep bases it has read, but never serve one that another instance
 // has replaced).
-func testMultiSeenBase(t *testing.T, a, b paywall.Store) {
+func testMultiSeenBase(t *testing.T, a, b store.Store) {
 	ctx := t.Context()
 	id, month := newKey(7).ID, "2026-03"
-	fold := func(s paywall.Store, base string) {
+	fold := func(s store.Store, base string) {
 		t.Helper()
-		err := s.UpdateUsage(ctx, func(tx paywall.UsageTx) error {
+		err := s.UpdateUsage(ctx, func(tx store.UsageTx) error {
 			us, err := tx.Load(ctx, []string{id}, month)
 			if err != nil {
 				return err
@@ -506,11 +506,11 @@ func testMultiSeenBase(t *testing.T, a, b paywall.Store) {
 			u := us[id]
 			u.MonthRequests++
 			u.Seen, u.SeenBase, u.SaveBase = nil, []byte(base), true
-			return tx.Save(ctx, []*paywall.Usage{u})
+			return tx.Save(ctx, []*store.Usage{u})
 		})
 		must(t, "UpdateUsage(fold "+base+")", err)
 	}
-	check := func(s paywall.Store, who, base string, requests int) {
+	check := func(s store.Store, who, base string, requests int) {
 		t.Helper()
 		for range 2 { // a second load may come from what the instance kept
 			got := loadOne(t, s, id, month)

@@ -1,8 +1,15 @@
-package paywall
+// Package store holds what the service keeps across requests and instances
+// (API keys, usage, the payments ledger and windowed counters) as plain
+// types, and the interfaces its adapters implement: paywall/sqlite for one
+// instance, paywall/postgres for many, and paywall/storetest, the one
+// conformance suite both pass. It knows no HTTP and no database.
+package store
 
 import (
 	"context"
 	"time"
+
+	"github.com/certbank/certbank"
 )
 
 // Store is everything the service keeps across requests and instances: API
@@ -121,19 +128,84 @@ type UsageStore interface {
 	MonthlyUsage(ctx context.Context, keyID, month string) (requests, questions int, err error)
 }
 
+// PaymentStatus is where a payment is in the ledger.
+type PaymentStatus string
+
 // Payment statuses in the ledger.
 const (
-	PaymentReserved = "reserved" // (payer, nonce) claimed by a request being verified
-	PaymentPending  = "pending"  // broadcast, receipt not seen in time: reconcile
-	PaymentSettled  = "settled"  // on chain; the content was sent
-	PaymentFailed   = "failed"   // settlement reverted or was refused; nothing sent
+	Reserved PaymentStatus = "reserved" // (payer, nonce) claimed by a request being verified
+	Pending  PaymentStatus = "pending"  // broadcast, receipt not seen in time: reconcile
+	Settled  PaymentStatus = "settled"  // on chain; the content was sent
+	Failed   PaymentStatus = "failed"   // settlement reverted or was refused; nothing sent
 )
+
+// Statuses lists every payment status, in the order of their lives.
+var Statuses = []PaymentStatus{Reserved, Pending, Settled, Failed}
+
+// Valid reports whether s is one of the ledger's statuses.
+func (s PaymentStatus) Valid() bool {
+	switch s {
+	case Reserved, Pending, Settled, Failed:
+		return true
+	}
+	return false
+}
+
+// ParseStatus returns the status named s ("" is any status, for filters).
+func ParseStatus(s string) (PaymentStatus, error) {
+	if st := PaymentStatus(s); s == "" || st.Valid() {
+		return st, nil
+	}
+	return "", certbank.Errorf(certbank.Invalid, "unknown payment status %q; use reserved, pending, settled or failed", s)
+}
 
 // ReasonUndelivered marks a settled payment whose content has not been
 // sent yet: its settlement was pending when the payer was answered, and
 // was found settled by the background reconciler. The payer's retry with
 // the same payment gets the content, once.
 const ReasonUndelivered = "undelivered"
+
+// State is a payment's status with the reason that qualifies it (why it
+// failed, that it is pending settlement, that it is undelivered).
+type State struct {
+	Status PaymentStatus
+	Reason string
+}
+
+// Update is what UpdatePayment makes of a payment: its new state, its
+// transaction hash (once known) and the time of the change.
+type Update struct {
+	To          State
+	Transaction string
+	At          time.Time
+}
+
+// Check returns an Invalid error for an unknown status or a zero time.
+func (u Update) Check() error {
+	if !u.To.Status.Valid() {
+		return certbank.Errorf(certbank.Invalid, "unknown payment status %q", u.To.Status)
+	}
+	if u.At.IsZero() {
+		return certbank.Errorf(certbank.Invalid, "a payment update needs a time")
+	}
+	return nil
+}
+
+// Transition is a conditional Update: payment (Payer, Nonce) changes only
+// if it is in state From.
+type Transition struct {
+	Payer, Nonce string
+	From         State
+	Update
+}
+
+// Check returns an Invalid error for an unknown status or a zero time.
+func (t Transition) Check() error {
+	if !t.From.Status.Valid() {
+		return certbank.Errorf(certbank.Invalid, "unknown payment status %q", t.From.Status)
+	}
+	return t.Update.Check()
+}
 
 // Payment is one row of the payments ledger, keyed by (Payer, Nonce).
 type Payment struct {
@@ -143,17 +215,17 @@ type Payment struct {
 	Resource    string
 	Network     string
 	Transaction string // transaction hash, once known
-	Status      string
-	Reason      string // why it failed, for failed payments
+	Status      PaymentStatus
+	Reason      string // qualifies Status: why it failed, settlement_pending, undelivered
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 }
 
 // PaymentFilter selects payments for listing.
 type PaymentFilter struct {
-	Status string    // "" for any
-	Since  time.Time // zero for all time
-	Limit  int       // 0 for no limit
+	Status PaymentStatus // "" for any
+	Since  time.Time     // zero for all time
+	Limit  int           // 0 for no limit
 }
 
 // PaymentStore keeps the payments ledger.
@@ -162,15 +234,16 @@ type PaymentStore interface {
 	// when (payer, nonce) is already in the ledger in any status, so of any
 	// number of concurrent reservations of one payment exactly one succeeds.
 	ReservePayment(ctx context.Context, p Payment) error
-	// UpdatePayment sets the status, transaction and reason of (payer,
-	// nonce). NotFound if there is no such payment.
-	UpdatePayment(ctx context.Context, payer, nonce, status, tx, reason string, at time.Time) error
+	// UpdatePayment sets the state and transaction of (payer, nonce).
+	// NotFound if there is no such payment; Invalid for an unknown status
+	// or a zero time.
+	UpdatePayment(ctx context.Context, payer, nonce string, u Update) error
 	// TransitionPayment is UpdatePayment on a condition: it changes
-	// (payer, nonce) only if its status is from and its reason fromReason,
-	// and reports whether it did. Of any number of concurrent transitions
-	// out of one state, in any instance, exactly one succeeds. It fails
-	// with Invalid for an unknown status or a zero time.
-	TransitionPayment(ctx context.Context, payer, nonce, from, fromReason, status, tx, reason string, at time.Time) (bool, error)
+	// (t.Payer, t.Nonce) only if its state is t.From, and reports whether
+	// it did. Of any number of concurrent transitions out of one state, in
+	// any instance, exactly one succeeds. It fails with Invalid for an
+	// unknown status or a zero time.
+	TransitionPayment(ctx context.Context, t Transition) (bool, error)
 	// ReleasePayment deletes a reservation that never reached the chain
 	// (verification failed), so a corrected retry may use the nonce. It
 	// deletes only rows in status reserved.
