@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/bank"
 	"github.com/certbank/certbank/paywall/store"
 )
 
@@ -71,7 +72,7 @@ type seen struct{ base, recent seenSet }
 
 func seenOf(u *store.Usage) seen { return seen{base: u.SeenBase, recent: u.Seen} }
 
-func (s seen) has(h uint64) bool { return s.recent.contains(h) || s.base.has(h) }
+func (s seen) Has(h uint64) bool { return s.recent.contains(h) || s.base.has(h) }
 
 func (s seen) len() int { return s.base.len() + s.recent.len() }
 
@@ -120,24 +121,19 @@ func (s seen) add(hs []uint64) (out seen, folded bool) {
 	return out, false
 }
 
-// pickFunc chooses the questions of a request given the key's seen set and
-// how many new questions it may still see (certbank.Unlimited for no
-// limit). It returns the chosen hashes' entries.
-type pickFunc func(seen seen, newAllowed int) []*entry
-
 // spend is one request waiting to be accounted.
 type spend struct {
 	keyID string
 	tier  certbank.Tier
 	now   time.Time
-	pick  pickFunc
+	pick  bank.Picker
 	count bool // false: read usage only (the usage endpoint)
 	// arrived, if set, is the handler's flag that it called arrive and
 	// has not yet left; do clears it when s is queued.
 	arrived *bool
 
 	// results
-	picked []*entry
+	picked []*bank.Entry
 	usage  store.Usage
 	err    error
 	done   chan struct{}

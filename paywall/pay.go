@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/bank"
 	"github.com/certbank/certbank/paywall/store"
 	"github.com/certbank/certbank/paywall/x402"
 )
@@ -127,10 +128,10 @@ func (s *Server) handleX402(w http.ResponseWriter, r *http.Request) error {
 	// The rule the catalog, /.well-known/x402.json and the OpenAPI
 	// description advertise their offers by: a 402 only for what can be
 	// filled.
-	if err := site.Pricing.CheckOffer(cert.Slug, s.ix.stock[cert.Slug], limit, diff); err != nil {
+	if err := site.Pricing.CheckOffer(cert.Slug, s.ix.Stock(cert.Slug), limit, diff); err != nil {
 		return err
 	}
-	cands := s.ix.matching(filter{Cert: cert.Slug, Difficulty: diff}, nil)
+	cands := s.ix.Matching(bank.Filter{Cert: cert.Slug, Difficulty: diff}, nil)
 	if s.pay == nil {
 		return certbank.Errorf(certbank.Unavailable, "pay-per-request is not configured on this server")
 	}
@@ -166,7 +167,7 @@ func (s *Server) handleX402(w http.ResponseWriter, r *http.Request) error {
 	return s.pay.accept(w, r, pay, req, body)
 }
 
-func paidBody(cert *certbank.Certification, limit int, diff certbank.Difficulty, include bool, price certbank.USDC, cands []*entry) []byte {
+func paidBody(cert *certbank.Certification, limit int, diff certbank.Difficulty, include bool, price certbank.USDC, cands []*bank.Entry) []byte {
 	var d *string
 	if diff != "" {
 		v := string(diff)
@@ -177,16 +178,11 @@ func paidBody(cert *certbank.Certification, limit int, diff certbank.Difficulty,
 	mb, _ := json.Marshal(paidMeta{Certification: cert.Slug, Limit: limit, Difficulty: d, IncludeAnswer: include, PaymentVerified: true, PricePaidUSDC: price.String()})
 	buf.Write(mb)
 	buf.WriteString(`,"questions":[`)
-	for i, e := range choose(cands, limit, nil) {
+	for i, e := range bank.Choose(cands, limit, nil) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		if include {
-			buf.Write(e.paidFull)
-		} else {
-			buf.Write(e.paidQuizOpen())
-			buf.WriteByte('}')
-		}
+		buf.Write(e.AppendPaid(nil, include))
 	}
 	buf.WriteString("]}\n")
 	return buf.Bytes()

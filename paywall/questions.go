@@ -5,10 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/mail"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +17,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/bank"
 	"github.com/certbank/certbank/paywall/store"
 )
 
@@ -30,7 +31,7 @@ type params struct {
 func newParams(r *http.Request, allowed ...string) (*params, error) {
 	q := r.URL.Query()
 	for name, vs := range q {
-		if !contains(allowed, name) {
+		if !slices.Contains(allowed, name) {
 			return nil, certbank.Errorf(certbank.Invalid, "unknown parameter %q; allowed parameters are %s", name, strings.Join(allowed, ", "))
 		}
 		if len(vs) > 1 {
@@ -38,15 +39,6 @@ func newParams(r *http.Request, allowed ...string) (*params, error) {
 		}
 	}
 	return &params{q: q, allowed: allowed}, nil
-}
-
-func contains(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *params) str(name string) string { return strings.TrimSpace(p.q.Get(name)) }
@@ -85,7 +77,7 @@ func (s *Server) certParam(p *params, required bool) (*certbank.Certification, e
 		}
 		return nil, nil
 	}
-	c, ok := s.ix.cert(slug)
+	c, ok := s.ix.Cert(slug)
 	if !ok {
 		return nil, certbank.Errorf(certbank.Invalid, "unknown certification %q; use one of %s", slug, s.slugList())
 	}
@@ -93,8 +85,8 @@ func (s *Server) certParam(p *params, required bool) (*certbank.Certification, e
 }
 
 func (s *Server) slugList() string {
-	slugs := make([]string, len(s.ix.certs))
-	for i, c := range s.ix.certs {
+	slugs := make([]string, len(s.ix.Certs()))
+	for i, c := range s.ix.Certs() {
 		slugs[i] = c.Slug
 	}
 	return strings.Join(slugs, ", ")
@@ -125,97 +117,6 @@ func domainParam(p *params, c *certbank.Certification) (string, error) {
 	return "", certbank.Errorf(certbank.Invalid, "domain %q is not a domain of %s; use one of %s", d, c.Slug, strings.Join(names, ", "))
 }
 
-// choose picks up to k entries of cands at random, preferring order from a
-// random permutation; accept decides whether an entry may be taken.
-func choose(cands []*entry, k int, accept func(*entry) bool) []*entry {
-	n := len(cands)
-	out := make([]*entry, 0, min(k, n))
-	if n == 0 || k == 0 {
-		return out
-	}
-	if accept == nil && k*4 < n {
-		// sparse: rejection sampling of distinct entries (a linear
-		// check is cheaper than a map for the usual few)
-		var taken map[int]bool
-		if k > 32 {
-			taken = make(map[int]bool, k)
-		}
-	draw:
-		for len(out) < k {
-			i := rand.IntN(n)
-			e := cands[i]
-			if taken != nil {
-				if taken[i] {
-					continue
-				}
-				taken[i] = true
-			} else {
-				for _, o := range out {
-					if o == e {
-						continue draw
-					}
-				}
-			}
-			out = append(out, e)
-		}
-		return out
-	}
-	for _, i := range rand.Perm(n) {
-		if len(out) == k {
-			break
-		}
-		if accept == nil || accept(cands[i]) {
-			out = append(out, cands[i])
-		}
-	}
-	return out
-}
-
-// pickRandom returns a pickFunc that draws k random questions of cands
-// within the unique-question rule: new questions only while the key may
-// still see new ones, otherwise only questions it has seen.
-func pickRandom(cands []*entry, k int) pickFunc {
-	return func(seen seen, newAllowed int) []*entry {
-		if newAllowed == certbank.Unlimited {
-			return choose(cands, k, nil)
-		}
-		taken := 0
-		return choose(cands, k, func(e *entry) bool {
-			if seen.has(e.Hash) {
-				return true
-			}
-			if taken < newAllowed {
-				taken++
-				return true
-			}
-			return false
-		})
-	}
-}
-
-// pickPage returns a pickFunc that takes a page of cands in their stable
-// order (subject to the same unique-question rule).
-func pickPage(cands []*entry, offset, k int) pickFunc {
-	return func(seen seen, newAllowed int) []*entry {
-		end := min(offset+k, len(cands))
-		if offset >= end {
-			return nil
-		}
-		out := make([]*entry, 0, end-offset)
-		taken := 0
-		for _, e := range cands[offset:end] {
-			if newAllowed != certbank.Unlimited && !seen.has(e.Hash) {
-				if taken >= newAllowed {
-					continue
-				}
-				taken++
-			}
-			out = append(out, e)
-		}
-		return out
-	}
-}
-
 type uniqueMeta struct {
 	Limit     int `json:"limit"`
 	Used      int `json:"used"`
@@ -236,7 +137,7 @@ type questionsMeta struct {
 func (s *Server) uniqueOf(t certbank.Tier, seenCount int) uniqueMeta {
 	limit := t.UniqueQuestions
 	if limit == certbank.Unlimited {
-		limit = len(s.ix.all)
+		limit = len(s.ix.All())
 	}
 	return uniqueMeta{Limit: limit, Used: seenCount, Remaining: max(limit-seenCount, 0)}
 }
@@ -302,15 +203,15 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return certbank.Errorf(certbank.Invalid, "limit must be a whole number from 1 to %d (the %s tier's maximum), not %q", tier.MaxLimit, tier.Title, p.str("limit"))
 	}
-	f := filter{Difficulty: diff, Domain: domain}
+	f := bank.Filter{Difficulty: diff, Domain: domain}
 	if cert != nil {
 		f.Cert = cert.Slug
 	}
-	cands := s.ix.matching(f, nil)
+	cands := s.ix.Matching(f, nil)
 	meta := questionsMeta{TotalAvailable: len(cands), Limit: limit, Random: random}
-	var pick pickFunc
+	var pick bank.Picker
 	if random {
-		pick = pickRandom(cands, limit)
+		pick = bank.PickRandom(cands, limit)
 	} else {
 		if !tier.Pagination {
 			return certbank.Errorf(certbank.TierRequired, "sequential pagination (random=false) needs the Enterprise tier; your key is on the %s tier", tier.Title)
@@ -320,7 +221,7 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 		meta.Page = page
-		pick = pickPage(cands, offset, limit)
+		pick = bank.PickPage(cands, offset, limit)
 		if offset+limit < len(cands) {
 			meta.NextCursor = encodeCursor(cands[min(offset+limit, len(cands))-1].Q.ID)
 		}
@@ -343,7 +244,7 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = e.appendKeyed(b, include)
+		b = e.AppendKeyed(b, include)
 	}
 	b = append(b, `],"meta":`...)
 	mb, _ := json.Marshal(meta)
@@ -365,13 +266,13 @@ var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return 
 
 // spend accounts one request of key k (unless accounting is off) and
 // returns the questions picked for it.
-func (s *Server) spend(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick pickFunc) ([]*entry, store.Usage, error) {
+func (s *Server) spend(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick bank.Picker) ([]*bank.Entry, store.Usage, error) {
 	return s.spendArrived(r, k, tier, now, pick, nil)
 }
 
 // spendArrived is spend for a handler that called s.acct.arrive; arrived
 // is its flag, cleared when the request is queued.
-func (s *Server) spendArrived(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick pickFunc, arrived *bool) ([]*entry, store.Usage, error) {
+func (s *Server) spendArrived(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick bank.Picker, arrived *bool) ([]*bank.Entry, store.Usage, error) {
 	if s.cfg.AccountingOff {
 		return pick(seen{}, certbank.Unlimited), store.Usage{}, nil
 	}
@@ -398,7 +299,7 @@ func encodeCursor(lastID string) string {
 }
 
 // pageParams returns the offset of the page asked for by page or cursor.
-func pageParams(p *params, cands []*entry, limit int) (offset, page int, err error) {
+func pageParams(p *params, cands []*bank.Entry, limit int) (offset, page int, err error) {
 	if p.has("page") && p.has("cursor") {
 		return 0, 0, certbank.Errorf(certbank.Invalid, "give page or cursor, not both")
 	}
@@ -440,8 +341,8 @@ type domainEntry struct {
 
 func (s *Server) certEntries(provider string) []certEntry {
 	out := []certEntry{}
-	for i := range s.ix.certs {
-		c := &s.ix.certs[i]
+	for i := range s.ix.Certs() {
+		c := &s.ix.Certs()[i]
 		if provider != "" && !strings.EqualFold(provider, c.Provider) {
 			continue
 		}
@@ -451,7 +352,7 @@ func (s *Server) certEntries(provider string) []certEntry {
 			e.ExamNote, e.Retirement, e.Successor = c.ExamNote, c.RetirementDate, c.Successor
 		}
 		byDomain := map[string]int{}
-		for _, q := range s.ix.byCert[c.Slug] {
+		for _, q := range s.ix.ByCert(c.Slug) {
 			e.Questions++
 			e.Difficulty[string(q.Q.Difficulty)]++
 			byDomain[q.Q.Domain]++
@@ -474,11 +375,11 @@ func (s *Server) handleCertifications(w http.ResponseWriter, r *http.Request) er
 	prov := p.str("provider")
 	if prov != "" {
 		found := false
-		for _, x := range s.ix.providers() {
+		for _, x := range s.ix.Providers() {
 			found = found || strings.EqualFold(x, prov)
 		}
 		if !found {
-			return certbank.Errorf(certbank.Invalid, "unknown provider %q; use one of %s", prov, strings.Join(s.ix.providers(), ", "))
+			return certbank.Errorf(certbank.Invalid, "unknown provider %q; use one of %s", prov, strings.Join(s.ix.Providers(), ", "))
 		}
 	}
 	k, err := s.authenticate(r.Context(), r)
@@ -580,8 +481,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	if !tier.BulkExport {
 		return certbank.Errorf(certbank.TierRequired, "bulk export needs the Enterprise tier; your key is on the %s tier", tier.Title)
 	}
-	cands := s.ix.byCert[cert.Slug]
-	picked, u, err := s.spend(r, k, tier, now, pickPage(cands, 0, len(cands)))
+	cands := s.ix.ByCert(cert.Slug)
+	picked, u, err := s.spend(r, k, tier, now, bank.PickPage(cands, 0, len(cands)))
 	setRateHeaders(w, tier, u, now)
 	if err != nil {
 		return err
@@ -593,7 +494,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	defer bodyPool.Put(bp)
 	b := (*bp)[:0]
 	for _, e := range picked {
-		b = append(e.appendKeyed(b, include), '\n')
+		b = append(e.AppendKeyed(b, include), '\n')
 		if len(b) >= 32<<10 {
 			if _, err := w.Write(b); err != nil {
 				return nil // the client went away; its usage is already counted

@@ -84,7 +84,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 		s.metrics.storeError()
 		return certbank.Errorf(certbank.Unavailable, "the store does not answer: %s", strings.SplitN(err.Error(), ":", 2)[0])
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "questions": len(s.ix.all)})
+	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "questions": len(s.ix.All())})
 	return nil
 }
 

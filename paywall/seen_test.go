@@ -74,7 +74,7 @@ func TestSeenAddKeepsTheWholeSet(t *testing.T) {
 			}
 		}
 		for _, h := range hs {
-			if !next.has(h) {
+			if !next.Has(h) {
 				t.Fatalf("request %d: has(%x) = false after adding it", req, h)
 			}
 		}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/bank"
 	"github.com/certbank/certbank/paywall/store"
 )
 
@@ -44,7 +45,7 @@ type Config struct {
 // Server is the certbank service.
 type Server struct {
 	cfg     Config
-	ix      *index
+	ix      *bank.Index
 	store   store.Store
 	log     *slog.Logger
 	now     func() time.Time
@@ -71,13 +72,8 @@ func New(cfg Config) (*Server, error) {
 	if cfg.KeyCacheTTL == 0 {
 		cfg.KeyCacheTTL = time.Second
 	}
-	ix := newIndex(cfg.Bank)
-	// The index holds every question's text once, encoded; keep the rest
-	// of the bank (site, certifications, samples) but not its questions.
-	bank := *cfg.Bank
-	bank.Questions = nil
-	cfg.Bank = &bank
-	ix.bank = &bank
+	ix := bank.New(cfg.Bank)
+	cfg.Bank = ix.Bank() // without the questions' text, which ix holds encoded
 	s := &Server{cfg: cfg, ix: ix, store: cfg.Store, log: cfg.Logger, now: cfg.Now, metrics: newMetrics()}
 	s.static = newStaticSite(cfg.Static)
 	s.acct = newAccountant(cfg.Store, s.metrics)

@@ -1,22 +1,28 @@
-package paywall
+// Package bank is the published question bank arranged for serving: an
+// index by certification, id and free sample, every question with its JSON
+// pre-encoded (so a request only copies bytes), the filters of the keyed,
+// paid and MCP routes, and the pickers that draw from it. It reads the bank
+// bundle's domain types and knows nothing of HTTP, keys or quotas: a
+// picker is told which questions a key has seen, not how that is stored.
+package bank
 
 import (
 	"bytes"
 	"encoding/json"
 	"hash/fnv"
+	"slices"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/certbank/certbank"
 )
 
-// entry is one published question with its JSON pre-encoded, so a request
+// Entry is one published question with its JSON pre-encoded, so a request
 // only copies bytes. The two pay-per-request shapes are stored whole; the
-// keyed shapes are assembled from them (see appendKeyed), and the few
-// paths that need the text as strings decode it (see text), so the bank's
+// keyed shapes are assembled from them (see AppendKeyed), and the few
+// paths that need the text as strings decode it (see Text), so the bank's
 // text is held once in memory, in paidFull.
-type entry struct {
+type Entry struct {
 	// Q is the question without its text (stem, options, explanation,
 	// references, verifications): what filtering needs.
 	Q    *certbank.Question
@@ -34,16 +40,17 @@ type entry struct {
 	explOff  int
 }
 
-// appendKeyed appends the question in the keyed route's shape (SPEC.md
+// AppendKeyed appends the question in the keyed route's shape (SPEC.md
 // §2.5), with correct_answer and explanation when include is set: the bytes
 // encoding/json writes for keyedQuestion (with HTML escaping off).
-func (e *entry) appendKeyed(dst []byte, include bool) []byte {
+func (e *Entry) AppendKeyed(dst []byte, include bool) []byte {
 	dst = append(dst, e.paidQuizOpen()...)
 	dst = append(dst, e.certJSON...)
 	if include {
-		if e.Q.Answer != "" {
-			dst = append(dst, `,"correct_answer":`...)
-			dst = appendJSONString(dst, string(e.Q.Answer))
+		if e.Q.Answer != "" { // a letter A-D: nothing to escape
+			dst = append(dst, `,"correct_answer":"`...)
+			dst = append(dst, e.Q.Answer...)
+			dst = append(dst, '"')
 		}
 		if e.explOff > 0 {
 			dst = append(dst, `,"explanation":`...)
@@ -53,13 +60,13 @@ func (e *entry) appendKeyed(dst []byte, include bool) []byte {
 	return append(dst, '}')
 }
 
-// index is the bank, arranged for fast filtering.
-type index struct {
+// Index is the bank, arranged for fast filtering.
+type Index struct {
 	bank    *certbank.Bank
-	all     []*entry            // sorted by certification, then id
-	byCert  map[string][]*entry // sorted by id
-	byID    map[string]*entry
-	samples map[string][]*entry // free sample per certification
+	all     []*Entry            // sorted by certification, then id
+	byCert  map[string][]*Entry // sorted by id
+	byID    map[string]*Entry
+	samples map[string][]*Entry // free sample per certification
 	certs   []certbank.Certification
 	// stock counts each certification's questions by difficulty, for the
 	// pay-per-request rule (certbank.Pricing.CanFill).
@@ -68,13 +75,13 @@ type index struct {
 
 // paidQuizOpen is the pay-per-request shape without answer and explanation,
 // less its closing '}'.
-func (e *entry) paidQuizOpen() []byte { return e.paidFull[:e.quizLen:e.quizLen] }
+func (e *Entry) paidQuizOpen() []byte { return e.paidFull[:e.quizLen:e.quizLen] }
 
-// text returns the question's text, decoded from paidFull.
-func (e *entry) text() paidQuestion {
-	var p paidQuestion
+// Text returns the question's text, decoded from paidFull.
+func (e *Entry) Text() PaidQuestion {
+	var p PaidQuestion
 	if err := json.Unmarshal(e.paidFull, &p); err != nil {
-		panic("paywall: pre-encoded question does not decode: " + err.Error()) // encodePaid is tested to write valid JSON
+		panic("bank: pre-encoded question does not decode: " + err.Error()) // encodePaid is tested to write valid JSON
 	}
 	return p
 }
@@ -91,7 +98,7 @@ type keyedCert struct {
 	Provider string `json:"provider"`
 }
 
-// keyedQuestion documents the keyed route's shape; appendKeyed writes it.
+// keyedQuestion documents the keyed route's shape; AppendKeyed writes it.
 type keyedQuestion struct {
 	ID            string            `json:"id"`
 	Question      string            `json:"question"`
@@ -103,8 +110,8 @@ type keyedQuestion struct {
 	Explanation   string            `json:"explanation,omitempty"`
 }
 
-// paidQuestion documents the pay-per-request shape; encodePaid writes it.
-type paidQuestion struct {
+// PaidQuestion documents the pay-per-request shape; encodePaid writes it.
+type PaidQuestion struct {
 	ID          string            `json:"id"`
 	Question    string            `json:"question"`
 	Options     map[string]string `json:"options"`
@@ -125,67 +132,32 @@ func marshal(v any) []byte {
 	return bytes.Clone(bytes.TrimRight(buf.Bytes(), "\n"))
 }
 
-const hexDigits = "0123456789abcdef"
+// jsonString appends strings as encoding/json writes them with HTML
+// escaping off.
+type jsonString struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
 
-// appendJSONString appends s as a JSON string exactly as encoding/json
-// does with HTML escaping off: quotes, backslashes and control characters
-// escaped, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+func newJSONString() *jsonString {
+	j := &jsonString{}
+	j.enc = json.NewEncoder(&j.buf)
+	j.enc.SetEscapeHTML(false)
+	return j
+}
+
+func (j *jsonString) append(dst []byte, s string) []byte {
+	j.buf.Reset()
+	j.enc.Encode(s) // a string always encodes
+	return append(dst, bytes.TrimSuffix(j.buf.Bytes(), []byte("\n"))...)
 }
 
 // encodePaid sets e.paidFull, e.quizLen and e.explOff: the bytes
-// encoding/json writes for paidQuestion with the answer, in a slice of
+// encoding/json writes for PaidQuestion with the answer, in a slice of
 // exactly its length, and where the fields of the shape without it end.
-func (e *entry) encodePaid(scratch []byte) []byte {
+func (e *Entry) encodePaid(scratch []byte, str *jsonString) []byte {
 	q := e.Q
+	appendJSONString := str.append
 	b := append(scratch[:0], `{"id":`...)
 	b = appendJSONString(b, q.ID)
 	b = append(b, `,"question":`...)
@@ -219,8 +191,8 @@ func (e *entry) encodePaid(scratch []byte) []byte {
 	return b
 }
 
-func newIndex(b *certbank.Bank) *index {
-	ix := &index{bank: b, byCert: map[string][]*entry{}, byID: make(map[string]*entry, len(b.Questions)), samples: map[string][]*entry{}, certs: b.Certifications}
+func New(b *certbank.Bank) *Index {
+	ix := &Index{bank: b, byCert: map[string][]*Entry{}, byID: make(map[string]*Entry, len(b.Questions)), samples: map[string][]*Entry{}, certs: b.Certifications}
 	certOf := map[string]*certbank.Certification{}
 	certJSON := map[string][]byte{}
 	for i := range b.Certifications {
@@ -228,10 +200,11 @@ func newIndex(b *certbank.Bank) *index {
 		certOf[c.Slug] = c
 		certJSON[c.Slug] = append([]byte(`,"certification":`), marshal(keyedCert{c.Name, c.Slug, c.Provider})...)
 	}
-	entries := make([]entry, len(b.Questions))
+	entries := make([]Entry, len(b.Questions))
 	slim := make([]certbank.Question, len(b.Questions))
-	ix.all = make([]*entry, 0, len(b.Questions))
+	ix.all = make([]*Entry, 0, len(b.Questions))
 	var scratch []byte
+	str := newJSONString()
 	for i := range b.Questions {
 		q := &b.Questions[i]
 		c := certOf[q.Certification]
@@ -239,8 +212,8 @@ func newIndex(b *certbank.Bank) *index {
 			continue
 		}
 		e := &entries[i]
-		*e = entry{Q: q, Cert: c, Hash: questionHash(q.ID), certJSON: certJSON[c.Slug]}
-		scratch = e.encodePaid(scratch)
+		*e = Entry{Q: q, Cert: c, Hash: questionHash(q.ID), certJSON: certJSON[c.Slug]}
+		scratch = e.encodePaid(scratch, str)
 		slim[i] = certbank.Question{ID: q.ID, Certification: q.Certification, Domain: q.Domain, Objective: q.Objective, Difficulty: q.Difficulty, Answer: q.Answer}
 		e.Q = &slim[i] // the text is in paidFull: b's copy can go
 		ix.all = append(ix.all, e)
@@ -260,6 +233,11 @@ func newIndex(b *certbank.Bank) *index {
 		}
 		ix.stock[e.Cert.Slug][e.Q.Difficulty]++
 	}
+	// The index holds every question's text once, encoded; keep the rest
+	// of the bank (site, certifications, samples) but not its questions.
+	slimBank := *b
+	slimBank.Questions = nil
+	ix.bank = &slimBank
 	for slug, ids := range b.Samples {
 		for _, id := range ids {
 			if e := ix.byID[id]; e != nil {
@@ -270,21 +248,21 @@ func newIndex(b *certbank.Bank) *index {
 	return ix
 }
 
-// cert returns the certification with the given slug.
-func (ix *index) cert(slug string) (*certbank.Certification, bool) {
+// Cert returns the certification with the given slug.
+func (ix *Index) Cert(slug string) (*certbank.Certification, bool) {
 	return ix.bank.Certification(slug)
 }
 
-// filter is a question selection.
-type filter struct {
+// Filter is a question selection.
+type Filter struct {
 	Cert       string // "" for all
 	Difficulty certbank.Difficulty
 	Domain     string
 }
 
-// matching returns the questions matching f, in stable order. The slice is
+// Matching returns the questions matching f, in stable order. The slice is
 // shared when no filtering is needed; callers must not modify it.
-func (ix *index) matching(f filter, from []*entry) []*entry {
+func (ix *Index) Matching(f Filter, from []*Entry) []*Entry {
 	src := from
 	if src == nil {
 		src = ix.all
@@ -295,7 +273,7 @@ func (ix *index) matching(f filter, from []*entry) []*entry {
 	if f.Difficulty == "" && f.Domain == "" {
 		return src
 	}
-	out := make([]*entry, 0, len(src)/2)
+	out := make([]*Entry, 0, len(src)/2)
 	for _, e := range src {
 		if f.Difficulty != "" && e.Q.Difficulty != f.Difficulty {
 			continue
@@ -308,8 +286,8 @@ func (ix *index) matching(f filter, from []*entry) []*entry {
 	return out
 }
 
-// providers returns the distinct providers.
-func (ix *index) providers() []string {
+// Providers returns the distinct providers.
+func (ix *Index) Providers() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range ix.certs {
@@ -319,4 +297,46 @@ func (ix *index) providers() []string {
 		}
 	}
 	return out
+}
+
+// Bank returns the bank the index was built from (without its questions'
+// text, which the index holds encoded).
+func (ix *Index) Bank() *certbank.Bank { return ix.bank }
+
+// Len returns the number of published questions.
+func (ix *Index) Len() int { return len(ix.all) }
+
+// All returns every question, sorted by certification, then id. The slice
+// is shared: callers must not modify it.
+func (ix *Index) All() []*Entry { return ix.all }
+
+// ByCert returns a certification's questions sorted by id (shared).
+func (ix *Index) ByCert(slug string) []*Entry { return ix.byCert[slug] }
+
+// ByID returns the question with the given id.
+func (ix *Index) ByID(id string) (*Entry, bool) {
+	e, ok := ix.byID[id]
+	return e, ok
+}
+
+// Samples returns a certification's free sample (shared).
+func (ix *Index) Samples(slug string) []*Entry { return ix.samples[slug] }
+
+// IsSample reports whether e is in its certification's free sample.
+func (ix *Index) IsSample(e *Entry) bool { return slices.Contains(ix.samples[e.Cert.Slug], e) }
+
+// Certs returns the certifications in the bank's order.
+func (ix *Index) Certs() []certbank.Certification { return ix.certs }
+
+// Stock counts a certification's questions by difficulty, for the
+// pay-per-request rule (certbank.Pricing.CanFill).
+func (ix *Index) Stock(slug string) certbank.Stock { return ix.stock[slug] }
+
+// AppendPaid appends the question in the pay-per-request shape (SPEC.md
+// §2.2), with answer and explanation when include is set.
+func (e *Entry) AppendPaid(dst []byte, include bool) []byte {
+	if include {
+		return append(dst, e.paidFull...)
+	}
+	return append(append(dst, e.paidQuizOpen()...), '}')
 }
