@@ -34,6 +34,7 @@ var onlyFrom = []struct {
 	{"github.com/lib/pq/...", []string{"paywall/postgres/..."}},
 	{"gopkg.in/yaml.v3/...", []string{"generator/...", "verify/..."}},
 	{"github.com/gorilla/mux/...", []string{"paywall", "cmd/..."}},
+	{"github.com/modelcontextprotocol/go-sdk/...", []string{"paywall/mcpserver/..."}},
 }
 
 // never lists packages that must not depend on others at all, directly or
@@ -116,7 +117,7 @@ func TestDependencyPolicy(t *testing.T) {
 		t.Fatalf("go list -m: %v", err)
 	}
 	module := strings.TrimSpace(string(mod))
-	for _, want := range []string{".", "generator", "paywall", "paywall/x402"} {
+	for _, want := range []string{".", "generator", "paywall", "paywall/x402", "paywall/store", "paywall/bank", "paywall/quota", "paywall/draw", "paywall/mcpserver", "paywall/sqlite"} {
 		if _, ok := pkgs[join(module, want)]; !ok {
 			t.Fatalf("go list did not list %s; the policy would check nothing", join(module, want))
 		}

@@ -1,8 +1,10 @@
 package generator
 
-// The MCP server card. The tool, resource and prompt names here are the
-// ones paywall registers; a paywall test compares them with the live server
-// so the two cannot drift.
+// The MCP server card. Its tools, resources, prompts and protocol versions
+// come from the domain package (certbank.MCPTools…), which
+// paywall/mcpserver registers too, so the two cannot drift.
+
+import "github.com/certbank/certbank"
 
 type serverCard struct {
 	Schema         string       `json:"$schema"`
@@ -56,55 +58,54 @@ type cardItem struct {
 	Description string `json:"description"`
 }
 
-// MCPTools describes the MCP tools; paywall's MCP server uses the same
-// names and descriptions.
-var MCPTools = []cardTool{
-	{Name: "list_certifications", Title: "List certifications", ReadOnly: true,
-		Description: "Lists the IT certifications in the bank with slug, name, provider, question counts, exam status and retirement note. Optional provider filter (e.g. VendorFour). Use the slug with the other tools."},
-	{Name: "get_exam_blueprint", Title: "Get exam blueprint", ReadOnly: true,
-		Description: "Returns one certification's exam blueprint: its domains with their weights and question counts, the difficulty mix, exam length and number of questions."},
-	{Name: "get_practice_questions", Title: "Get practice questions", ReadOnly: true,
-		Description: "Returns practice questions (single best answer, options A-D) for one certification, optionally filtered by difficulty and domain. Answers are withheld unless include_answers is true; grade a learner's choice with check_answer. Without an x-api-key header only the free sample is used; with a key, the whole bank under the key's tier quota."},
-	{Name: "check_answer", Title: "Check an answer", ReadOnly: true,
-		Description: "Grades a chosen option letter for a question id: whether it is correct, the correct letter, and the explanation of every option."},
+// cardLists converts the domain's MCP contracts to the card's shapes.
+func cardLists() (tools []cardTool, resources, prompts []cardItem) {
+	for _, t := range certbank.MCPTools() {
+		tools = append(tools, cardTool{Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: true})
+	}
+	for _, r := range certbank.MCPResources() {
+		resources = append(resources, cardItem{Name: r.Name, Description: r.Description})
+	}
+	for _, p := range certbank.MCPPrompts() {
+		prompts = append(prompts, cardItem{Name: p.Name, Description: p.Description})
+	}
+	return tools, resources, prompts
 }
 
-// MCPPrompts and MCPResources describe the MCP prompts and resources.
-var (
-	MCPPrompts   = []cardItem{{Name: "quiz_me", Description: "Guides the assistant through a short quiz on one certification: one question at a time, graded with check_answer, then a summary of weak domains."}}
-	MCPResources = []cardItem{{Name: "certbank://certifications/{slug}", Description: "One certification as JSON: exam facts, domains with weights, question counts."}}
-)
-
-// MCPProtocolVersions are the MCP revisions the endpoint accepts.
-var MCPProtocolVersions = []string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"}
-
 func card(m *model) serverCard {
+	tools, resources, prompts := cardLists()
 	return serverCard{
 		Schema:      "https://static.modelcontextprotocol.io/schemas/v1/server-card.schema.json",
 		Name:        "io.github.certbank/certbank",
-		Version:     "1.0.0",
+		Version:     certbank.MCPServerVersion,
 		Title:       m.Site.Name,
 		Description: "IT certification practice questions: list exams, draw questions, check answers.",
 		WebsiteURL:  m.Site.BaseURL + "/",
 		Remotes: []cardRemote{{
 			Type: "streamable-http",
-			URL:  m.Site.MCPURL + "/api/mcp",
+			URL:  m.Site.MCPURL + certbank.PathMCP,
 			Headers: []cardHeader{{
 				Name:        "x-api-key",
 				Description: "Optional certbank API key (POST " + m.Site.BaseURL + "/api/v1/signup). Without it, questions come from the free samples only.",
 				IsRequired:  false,
 				IsSecret:    true,
 			}},
-			SupportedProtocolVersions: MCPProtocolVersions,
+			SupportedProtocolVersions: certbank.MCPProtocolVersions(),
 		}},
-		ServerInfo: cardInfo{Name: "certbank", Version: "1.0.0"},
+		ServerInfo: cardInfo{Name: certbank.MCPServerName, Version: certbank.MCPServerVersion},
 		Authentication: cardAuth{
 			Required: false,
 			Schemes:  []string{"x-api-key"},
 			Note:     "No key: free sample questions. An x-api-key header: the whole bank, counted against the key's tier like the REST API.",
 		},
-		Tools:     MCPTools,
-		Resources: MCPResources,
-		Prompts:   MCPPrompts,
+		Tools:     tools,
+		Resources: resources,
+		Prompts:   prompts,
 	}
+}
+
+// mcpTools is the card's tool list.
+func mcpTools() []cardTool {
+	tools, _, _ := cardLists()
+	return tools
 }

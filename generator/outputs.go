@@ -288,7 +288,7 @@ func limitText(n int) string {
 }
 
 func (r *renderer) developers(m *model) ([]byte, error) {
-	p := developersPage{Example: "vendorfour-security-plus", Tools: MCPTools, NetworkTitle: networkTitle(m.Network)}
+	p := developersPage{Example: "vendorfour-security-plus", Tools: mcpTools(), NetworkTitle: networkTitle(m.Network)}
 	if len(m.Certs) > 0 && m.Bank(p.Example) == nil {
 		p.Example = m.Certs[0].Cert.Slug
 	}

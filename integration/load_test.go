@@ -40,6 +40,7 @@ import (
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/paywalltest"
 	"github.com/certbank/certbank/paywall/postgres"
+	"github.com/certbank/certbank/paywall/quota"
 	"github.com/certbank/certbank/paywall/sqlite"
 	"github.com/certbank/certbank/paywall/store"
 )
@@ -478,7 +479,11 @@ func BenchmarkQuestionsLoad(b *testing.B) {
 			for i := range keys {
 				keys[i], _ = ltKey(b, store, certbank.TierEnterprise, time.Now())
 			}
-			s, err := paywall.New(paywall.Config{Bank: bank, Store: store, AccountingOff: cfg == "off"})
+			pc := paywall.Config{Bank: bank, Store: store}
+			if cfg == "off" {
+				pc.Accountant = quota.Noop{}
+			}
+			s, err := paywall.New(pc)
 			if err != nil {
 				b.Fatal(err)
 			}

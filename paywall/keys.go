@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall/store"
@@ -97,22 +96,4 @@ func (s *Server) lookupKey(ctx context.Context, raw string) (store.Key, error) {
 		return store.Key{}, errUnauthorized
 	}
 	return k, nil
-}
-
-// effectiveTier is the tier a key is served with now: its own tier while the
-// subscription lasts, Free after it ends or if the tier is unknown.
-func (s *Server) effectiveTier(k store.Key, now time.Time) (certbank.Tier, time.Time) {
-	site := &s.cfg.Bank.Site
-	free, _ := site.Tier(certbank.TierFree)
-	if k.Tier == certbank.TierFree || k.Tier == "" {
-		return free, time.Time{}
-	}
-	if !k.TierUntil.IsZero() && !now.Before(k.TierUntil) {
-		return free, time.Time{}
-	}
-	t, ok := site.Tier(k.Tier)
-	if !ok {
-		return free, time.Time{}
-	}
-	return t, k.TierUntil
 }

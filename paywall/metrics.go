@@ -66,13 +66,15 @@ func (m *metrics) reject(kind string) {
 	m.mu.Unlock()
 }
 
-func (m *metrics) storeError() {
+// StoreError counts a failed store operation.
+func (m *metrics) StoreError() {
 	m.mu.Lock()
 	m.storeErrs++
 	m.mu.Unlock()
 }
 
-func (m *metrics) batch(requests int) {
+// Batch counts a usage transaction of n requests.
+func (m *metrics) Batch(requests int) {
 	m.mu.Lock()
 	m.batches++
 	m.batched += uint64(requests)

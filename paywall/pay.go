@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -103,23 +105,19 @@ func (s *Server) handleX402(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	cert, err := s.certParam(p, true)
+	f, cert, err := s.draw.Filter(p.str("certification"), p.str("difficulty"), "", true)
 	if err != nil {
 		return err
 	}
+	diff := f.Difficulty
 	site := s.cfg.Bank.Site
 	limits := site.Pricing.Limits()
 	if !p.has("limit") {
 		return certbank.Errorf(certbank.Invalid, "limit is required: one of %s", joinInts(limits))
 	}
-	limit := 0
-	fmt.Sscan(p.str("limit"), &limit)
-	if fmt.Sprint(limit) != p.str("limit") || !containsInt(limits, limit) {
+	limit, err := strconv.Atoi(p.str("limit"))
+	if err != nil || strconv.Itoa(limit) != p.str("limit") || !slices.Contains(limits, limit) {
 		return certbank.Errorf(certbank.Invalid, "limit must be one of %s, not %q", joinInts(limits), p.str("limit"))
-	}
-	diff, err := difficultyParam(p)
-	if err != nil {
-		return err
 	}
 	include, err := p.boolean("include_answer", false)
 	if err != nil {
@@ -407,19 +405,10 @@ func (pr *payRoute) reconcilePending(ctx context.Context) {
 	}
 }
 
-func containsInt(xs []int, x int) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
-		}
-	}
-	return false
-}
-
 func joinInts(xs []int) string {
 	s := make([]string, len(xs))
 	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
+		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
 }

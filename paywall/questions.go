@@ -9,7 +9,6 @@ import (
 	"net/mail"
 	"net/url"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,7 +16,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/certbank/certbank"
-	"github.com/certbank/certbank/paywall/bank"
+	"github.com/certbank/certbank/paywall/draw"
+	"github.com/certbank/certbank/paywall/quota"
 	"github.com/certbank/certbank/paywall/store"
 )
 
@@ -69,77 +69,15 @@ func (p *params) integer(name string, def, lo, hi int) (int, error) {
 	return v, nil
 }
 
-func (s *Server) certParam(p *params, required bool) (*certbank.Certification, error) {
-	slug := p.str("certification")
-	if slug == "" {
-		if required {
-			return nil, certbank.Errorf(certbank.Invalid, "certification is required: one of %s", s.slugList())
-		}
-		return nil, nil
-	}
-	c, ok := s.ix.Cert(slug)
-	if !ok {
-		return nil, certbank.Errorf(certbank.Invalid, "unknown certification %q; use one of %s", slug, s.slugList())
-	}
-	return c, nil
-}
-
-func (s *Server) slugList() string {
-	slugs := make([]string, len(s.ix.Certs()))
-	for i, c := range s.ix.Certs() {
-		slugs[i] = c.Slug
-	}
-	return strings.Join(slugs, ", ")
-}
-
-func difficultyParam(p *params) (certbank.Difficulty, error) {
-	d := p.str("difficulty")
-	if d == "" {
-		return "", nil
-	}
-	return certbank.ParseDifficulty(strings.ToLower(d))
-}
-
-func domainParam(p *params, c *certbank.Certification) (string, error) {
-	d := p.str("domain")
-	if d == "" || c == nil {
-		return d, nil
-	}
-	for _, dom := range c.Domains {
-		if strings.EqualFold(dom.Name, d) {
-			return dom.Name, nil
-		}
-	}
-	names := make([]string, len(c.Domains))
-	for i, dom := range c.Domains {
-		names[i] = strconv.Quote(dom.Name)
-	}
-	return "", certbank.Errorf(certbank.Invalid, "domain %q is not a domain of %s; use one of %s", d, c.Slug, strings.Join(names, ", "))
-}
-
-type uniqueMeta struct {
-	Limit     int `json:"limit"`
-	Used      int `json:"used"`
-	Remaining int `json:"remaining"`
-}
-
 type questionsMeta struct {
-	TotalAvailable  int        `json:"total_available"`
-	Returned        int        `json:"returned"`
-	Limit           int        `json:"limit"`
-	Random          bool       `json:"random"`
-	UniqueQuestions uniqueMeta `json:"unique_questions"`
-	Page            int        `json:"page,omitempty"`
-	NextCursor      string     `json:"next_cursor,omitempty"`
-	Note            string     `json:"note,omitempty"`
-}
-
-func (s *Server) uniqueOf(t certbank.Tier, seenCount int) uniqueMeta {
-	limit := t.UniqueQuestions
-	if limit == certbank.Unlimited {
-		limit = len(s.ix.All())
-	}
-	return uniqueMeta{Limit: limit, Used: seenCount, Remaining: max(limit-seenCount, 0)}
+	TotalAvailable  int         `json:"total_available"`
+	Returned        int         `json:"returned"`
+	Limit           int         `json:"limit"`
+	Random          bool        `json:"random"`
+	UniqueQuestions draw.Unique `json:"unique_questions"`
+	Page            int         `json:"page,omitempty"`
+	NextCursor      string      `json:"next_cursor,omitempty"`
+	Note            string      `json:"note,omitempty"`
 }
 
 func setRateHeaders(w http.ResponseWriter, t certbank.Tier, u store.Usage, now time.Time) {
@@ -156,32 +94,18 @@ func setRateHeaders(w http.ResponseWriter, t certbank.Tier, u store.Usage, now t
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // handleQuestions serves GET /api/v1/questions and
-// /functions/v1/api-v1-questions.
+// /functions/v1/api-v1-questions: it reads the query, and the draw
+// service checks the filters, picks and accounts.
 func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 	// Tell the accountant this request is coming, so the group commit
 	// waits for it instead of committing a batch without it.
-	arrived := !s.cfg.AccountingOff
-	if arrived {
-		s.acct.arrive()
-		defer func() {
-			if arrived {
-				s.acct.leave()
-			}
-		}()
-	}
+	ar := s.draw.Arrive()
+	defer ar.Leave()
 	p, err := newParams(r, "certification", "difficulty", "domain", "limit", "random", "include_answer", "page", "cursor")
 	if err != nil {
 		return err
 	}
-	cert, err := s.certParam(p, false)
-	if err != nil {
-		return err
-	}
-	diff, err := difficultyParam(p)
-	if err != nil {
-		return err
-	}
-	domain, err := domainParam(p, cert)
+	f, _, err := s.draw.Filter(p.str("certification"), p.str("difficulty"), p.str("domain"), false)
 	if err != nil {
 		return err
 	}
@@ -197,50 +121,39 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	tier, _ := s.effectiveTier(k, now)
+	tier, _ := s.draw.Tier(k, s.now())
 	limit, err := p.integer("limit", min(10, tier.MaxLimit), 1, tier.MaxLimit)
 	if err != nil {
 		return certbank.Errorf(certbank.Invalid, "limit must be a whole number from 1 to %d (the %s tier's maximum), not %q", tier.MaxLimit, tier.Title, p.str("limit"))
 	}
-	f := bank.Filter{Difficulty: diff, Domain: domain}
-	if cert != nil {
-		f.Cert = cert.Slug
-	}
-	cands := s.ix.Matching(f, nil)
-	meta := questionsMeta{TotalAvailable: len(cands), Limit: limit, Random: random}
-	var pick bank.Picker
-	if random {
-		pick = bank.PickRandom(cands, limit)
-	} else {
-		if !tier.Pagination {
-			return certbank.Errorf(certbank.TierRequired, "sequential pagination (random=false) needs the Enterprise tier; your key is on the %s tier", tier.Title)
-		}
-		offset, page, err := pageParams(p, cands, limit)
-		if err != nil {
+	q := draw.Query{Key: &k, Filter: f, Count: limit, Arrival: &ar}
+	meta := questionsMeta{Limit: limit, Random: random}
+	if !random {
+		q.Sequential = true
+		if q.Page, q.After, err = pageParams(p); err != nil {
 			return err
 		}
-		meta.Page = page
-		pick = bank.PickPage(cands, offset, limit)
-		if offset+limit < len(cands) {
-			meta.NextCursor = encodeCursor(cands[min(offset+limit, len(cands))-1].Q.ID)
-		}
+		meta.Page = q.Page
 	}
-	picked, u, err := s.spendArrived(r, k, tier, now, pick, &arrived)
+	res, err := s.draw.Draw(r.Context(), q)
+	setRateHeaders(w, res.Tier, res.Usage, res.Now)
 	if err != nil {
-		setRateHeaders(w, tier, u, now)
 		return err
 	}
-	setRateHeaders(w, tier, u, now)
-	meta.Returned = len(picked)
-	meta.UniqueQuestions = s.uniqueOf(tier, u.SeenCount)
-	if meta.Returned < limit && meta.UniqueQuestions.Remaining == 0 && tier.UniqueQuestions != certbank.Unlimited && len(cands) > meta.Returned {
+	tier = res.Tier
+	meta.TotalAvailable = res.Total
+	if res.NextAfter != "" {
+		meta.NextCursor = encodeCursor(res.NextAfter)
+	}
+	meta.Returned = len(res.Picked)
+	meta.UniqueQuestions = res.Unique
+	if meta.Returned < limit && meta.UniqueQuestions.Remaining == 0 && tier.UniqueQuestions != certbank.Unlimited && res.Total > meta.Returned {
 		meta.Note = fmt.Sprintf("this key has reached the %s tier's limit of %d unique questions, so only questions it has already seen are served; upgrade the key's tier for more", tier.Title, tier.UniqueQuestions)
 	}
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
 	b := append((*bp)[:0], `{"data":[`...)
-	for i, e := range picked {
+	for i, e := range res.Picked {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -264,25 +177,6 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 // bodyPool holds response buffers of the questions endpoint.
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
 
-// spend accounts one request of key k (unless accounting is off) and
-// returns the questions picked for it.
-func (s *Server) spend(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick bank.Picker) ([]*bank.Entry, store.Usage, error) {
-	return s.spendArrived(r, k, tier, now, pick, nil)
-}
-
-// spendArrived is spend for a handler that called s.acct.arrive; arrived
-// is its flag, cleared when the request is queued.
-func (s *Server) spendArrived(r *http.Request, k store.Key, tier certbank.Tier, now time.Time, pick bank.Picker, arrived *bool) ([]*bank.Entry, store.Usage, error) {
-	if s.cfg.AccountingOff {
-		return pick(seen{}, certbank.Unlimited), store.Usage{}, nil
-	}
-	sp := &spend{keyID: k.ID, tier: tier, now: now, pick: pick, count: true, arrived: arrived}
-	if err := s.acct.do(r.Context(), sp); err != nil {
-		return nil, sp.usage, err
-	}
-	return sp.picked, sp.usage, nil
-}
-
 func (s *Server) randomParam(p *params) (bool, error) {
 	random, err := p.boolean("random", true)
 	if err != nil {
@@ -298,25 +192,22 @@ func encodeCursor(lastID string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("after:" + lastID))
 }
 
-// pageParams returns the offset of the page asked for by page or cursor.
-func pageParams(p *params, cands []*bank.Entry, limit int) (offset, page int, err error) {
+// pageParams returns the page asked for by page, or the id after which
+// the page asked for by cursor starts.
+func pageParams(p *params) (page int, after string, err error) {
 	if p.has("page") && p.has("cursor") {
-		return 0, 0, certbank.Errorf(certbank.Invalid, "give page or cursor, not both")
+		return 0, "", certbank.Errorf(certbank.Invalid, "give page or cursor, not both")
 	}
 	if c := p.str("cursor"); c != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(c)
 		id, ok := strings.CutPrefix(string(raw), "after:")
-		if err != nil || !ok {
-			return 0, 0, certbank.Errorf(certbank.Invalid, "cursor %q is not one this API issued; use meta.next_cursor of the previous page", c)
+		if err != nil || !ok || id == "" {
+			return 0, "", certbank.Errorf(certbank.Invalid, "cursor %q is not one this API issued; use meta.next_cursor of the previous page", c)
 		}
-		i := sort.Search(len(cands), func(i int) bool { return cands[i].Q.ID > id })
-		return i, 0, nil
+		return 0, id, nil
 	}
 	page, err = p.integer("page", 1, 1, 1<<30)
-	if err != nil {
-		return 0, 0, err
-	}
-	return (page - 1) * limit, page, nil
+	return page, "", err
 }
 
 type certEntry struct {
@@ -386,7 +277,7 @@ func (s *Server) handleCertifications(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	tier, _ := s.effectiveTier(k, s.now())
+	tier, _ := s.draw.Tier(k, s.now())
 	data := s.certEntries(prov)
 	total := 0
 	for _, c := range data {
@@ -422,13 +313,11 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	tier, until := s.effectiveTier(k, now)
-	sp := &spend{keyID: k.ID, tier: tier, now: now, count: false}
-	if err := s.acct.do(r.Context(), sp); err != nil {
+	u, tier, now, err := s.draw.Usage(r.Context(), k)
+	if err != nil {
 		return err
 	}
-	u := sp.usage
+	_, until := s.draw.Tier(k, now)
 	setRateHeaders(w, tier, u, now)
 	var untilStr *string
 	if !until.IsZero() {
@@ -448,7 +337,7 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) error {
 			"month":  window(tier.PerMonth, u.MonthRequests, certbank.MonthStart(now).AddDate(0, 1, 0)),
 		},
 		"questions_this_month": u.MonthQuestions,
-		"unique_questions":     s.uniqueOf(tier, u.SeenCount),
+		"unique_questions":     s.draw.UniqueOf(tier, u.SeenCount),
 	}
 	if k.Tier != tier.Name {
 		body["note"] = fmt.Sprintf("the key's %s subscription has ended; it is served as %s", k.Tier, tier.Title)
@@ -460,11 +349,13 @@ func (s *Server) handleUsage(w http.ResponseWriter, r *http.Request) error {
 
 // handleExport streams one certification as NDJSON (Enterprise).
 func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
+	ar := s.draw.Arrive()
+	defer ar.Leave()
 	p, err := newParams(r, "certification", "include_answer")
 	if err != nil {
 		return err
 	}
-	cert, err := s.certParam(p, true)
+	cert, err := s.draw.Cert(p.str("certification"), true)
 	if err != nil {
 		return err
 	}
@@ -476,14 +367,8 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	tier, _ := s.effectiveTier(k, now)
-	if !tier.BulkExport {
-		return certbank.Errorf(certbank.TierRequired, "bulk export needs the Enterprise tier; your key is on the %s tier", tier.Title)
-	}
-	cands := s.ix.ByCert(cert.Slug)
-	picked, u, err := s.spend(r, k, tier, now, bank.PickPage(cands, 0, len(cands)))
-	setRateHeaders(w, tier, u, now)
+	res, err := s.draw.Export(r.Context(), k, cert.Slug, &ar)
+	setRateHeaders(w, res.Tier, res.Usage, res.Now)
 	if err != nil {
 		return err
 	}
@@ -493,7 +378,7 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 	bp := bodyPool.Get().(*[]byte)
 	defer bodyPool.Put(bp)
 	b := (*bp)[:0]
-	for _, e := range picked {
+	for _, e := range res.Picked {
 		b = append(e.AppendKeyed(b, include), '\n')
 		if len(b) >= 32<<10 {
 			if _, err := w.Write(b); err != nil {
@@ -550,7 +435,7 @@ func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) error {
 	}
 	if n > signupsPerHourPerIP {
 		next := now.UTC().Truncate(time.Hour).Add(time.Hour)
-		return &limitError{certbank.Errorf(certbank.RateLimited, "too many signups from this address; try again after %s", next.Format(time.RFC3339)), next.Sub(now)}
+		return quota.NewLimitError(certbank.Errorf(certbank.RateLimited, "too many signups from this address; try again after %s", next.Format(time.RFC3339)), next.Sub(now))
 	}
 	key, hash, prefix := NewAPIKey()
 	free, _ := s.cfg.Bank.Site.Tier(certbank.TierFree)

@@ -81,7 +81,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
-		s.metrics.storeError()
+		s.metrics.StoreError()
 		return certbank.Errorf(certbank.Unavailable, "the store does not answer: %s", strings.SplitN(err.Error(), ":", 2)[0])
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "questions": len(s.ix.All())})

@@ -18,6 +18,9 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall/bank"
+	"github.com/certbank/certbank/paywall/draw"
+	"github.com/certbank/certbank/paywall/mcpserver"
+	"github.com/certbank/certbank/paywall/quota"
 	"github.com/certbank/certbank/paywall/store"
 )
 
@@ -38,8 +41,10 @@ type Config struct {
 	// KeyCacheTTL is how long a looked-up API key is cached per instance
 	// (revocations take effect within it). 0 means one second.
 	KeyCacheTTL time.Duration
-	// AccountingOff skips usage recording and limits (benchmark baseline only).
-	AccountingOff bool
+	// Accountant records keyed requests' usage under their tiers' limits;
+	// nil is a quota.Accountant over Store (quota.Noop is the benchmark
+	// baseline's).
+	Accountant draw.Accountant
 }
 
 // Server is the certbank service.
@@ -50,7 +55,8 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	metrics *metrics
-	acct    *accountant
+	acct    *quota.Accountant // the accountant New started, if it did
+	draw    *draw.Service
 	static  *staticSite
 	keys    keyCache
 	pay     *payRoute
@@ -76,17 +82,23 @@ func New(cfg Config) (*Server, error) {
 	cfg.Bank = ix.Bank() // without the questions' text, which ix holds encoded
 	s := &Server{cfg: cfg, ix: ix, store: cfg.Store, log: cfg.Logger, now: cfg.Now, metrics: newMetrics()}
 	s.static = newStaticSite(cfg.Static)
-	s.acct = newAccountant(cfg.Store, s.metrics)
+	acct := cfg.Accountant
+	if acct == nil {
+		s.acct = quota.New(cfg.Store, s.metrics)
+		acct = s.acct
+	}
+	s.draw = draw.New(ix, acct, cfg.Now)
 	s.keys = keyCache{ttl: cfg.KeyCacheTTL, m: map[string]cachedKey{}}
 	if cfg.Pay != nil {
 		p, err := newPayRoute(s, *cfg.Pay)
 		if err != nil {
-			s.acct.close()
+			s.closeAccountant()
 			return nil, err
 		}
 		s.pay = p
 	}
-	s.mcp = s.newMCPHandler()
+	s.mcp = mcpserver.New(mcpserver.Config{Draw: s.draw, Logger: s.log, MaxBody: mcpMaxBody, TrustProxy: cfg.TrustProxy,
+		Rejected: func(kind certbank.Code) { s.metrics.reject(string(kind)) }})
 	return s, nil
 }
 
@@ -96,8 +108,14 @@ func (s *Server) Close() error {
 	if s.pay != nil {
 		s.pay.close()
 	}
-	s.acct.close()
+	s.closeAccountant()
 	return nil
+}
+
+func (s *Server) closeAccountant() {
+	if s.acct != nil {
+		s.acct.Close()
+	}
 }
 
 // handlerFunc is an endpoint: it writes a response or returns an error for
@@ -143,9 +161,9 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.writePaymentRequired(w, r, pr)
 		return
 	}
-	var le *limitError
+	var le *quota.LimitError
 	if errors.As(err, &le) {
-		w.Header().Set("Retry-After", strconv.Itoa(int(le.retryAfter.Seconds()+0.999)))
+		w.Header().Set("Retry-After", strconv.Itoa(int(le.RetryAfter.Seconds()+0.999)))
 		s.metrics.reject(string(code))
 	}
 	if code == certbank.Unavailable && w.Header().Get("Retry-After") == "" {

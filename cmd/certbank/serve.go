@@ -20,6 +20,7 @@ import (
 	"github.com/certbank/certbank/generator"
 	"github.com/certbank/certbank/paywall"
 	"github.com/certbank/certbank/paywall/postgres"
+	"github.com/certbank/certbank/paywall/quota"
 	"github.com/certbank/certbank/paywall/sqlite"
 	"github.com/certbank/certbank/paywall/store"
 	"github.com/spf13/cobra"
@@ -297,10 +298,11 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	defer closePay()
-	srv, err := paywall.New(paywall.Config{
-		Bank: st.bank, Static: st.files, Store: store, Pay: pay, Logger: log, TrustProxy: o.trustProxy,
-		AccountingOff: o.accountingOff,
-	})
+	cfg := paywall.Config{Bank: st.bank, Static: st.files, Store: store, Pay: pay, Logger: log, TrustProxy: o.trustProxy}
+	if o.accountingOff {
+		cfg.Accountant = quota.Noop{} // the benchmark's baseline
+	}
+	srv, err := paywall.New(cfg)
 	if err != nil {
 		return err
 	}

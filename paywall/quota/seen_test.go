@@ -1,4 +1,4 @@
-package paywall
+package quota
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package paywall_test
+package mcpserver_test
 
 import (
 	"bytes"
@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -25,6 +22,7 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall"
+	"github.com/certbank/certbank/paywall/paywalltest"
 	"github.com/certbank/certbank/paywall/sqlite"
 	"github.com/certbank/certbank/paywall/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,6 +40,18 @@ const (
 )
 
 var eras = []string{eraModern, eraLegacy}
+
+func testBank(n int) *certbank.Bank { return paywalltest.Bank(n) }
+
+type clock = paywalltest.Clock
+
+func newClock(t time.Time) *clock { return paywalltest.NewClock(t) }
+
+type resp struct {
+	status int
+	header http.Header
+	body   []byte
+}
 
 // mcpEnv is a paywall server over an SQLite store with a fake clock, for
 // tests and benchmarks.
@@ -313,11 +323,10 @@ func TestMCPToolsList(t *testing.T) {
 	}
 }
 
-// TestMCPToolsMatchServerCard compares the live tools, prompts and resource
-// template with the server card's lists in generator/mcpcard.go. paywall may
-// not import generator, so the test reads that file's source.
-func TestMCPToolsMatchServerCard(t *testing.T) {
-	card := parseCardLists(t, filepath.Join("..", "generator", "mcpcard.go"))
+// TestMCPToolsMatchDomain: the live server lists exactly the tools,
+// prompts and resource templates of the domain package, which the server
+// card in the build lists too.
+func TestMCPToolsMatchDomain(t *testing.T) {
 	e := newMCPEnv(t, testBank(12))
 	cs, _ := e.connect(t, eraModern, "")
 	ctx := ctx10(t)
@@ -325,125 +334,47 @@ func TestMCPToolsMatchServerCard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var live []map[string]string
+	var live, want []string
 	for _, tl := range tools.Tools {
-		live = append(live, map[string]string{"Name": tl.Name, "Title": tl.Title, "Description": tl.Description, "ReadOnly": strconv.FormatBool(tl.Annotations.ReadOnlyHint)})
+		live = append(live, fmt.Sprintf("%s|%s|%s|ro=%v|idem=%v", tl.Name, tl.Title, tl.Description, tl.Annotations.ReadOnlyHint, tl.Annotations.IdempotentHint))
 	}
-	compareCard(t, "MCPTools", card["MCPTools"], live, "Name", "Title", "Description", "ReadOnly")
+	for _, tl := range certbank.MCPTools() {
+		want = append(want, fmt.Sprintf("%s|%s|%s|ro=true|idem=%v", tl.Name, tl.Title, tl.Description, tl.Idempotent))
+	}
+	sameSet(t, "tools", live, want)
 	prompts, err := cs.ListPrompts(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live = nil
+	live, want = nil, nil
 	for _, p := range prompts.Prompts {
-		live = append(live, map[string]string{"Name": p.Name, "Description": p.Description})
+		live = append(live, p.Name+"|"+p.Description)
 	}
-	compareCard(t, "MCPPrompts", card["MCPPrompts"], live, "Name", "Description")
+	for _, p := range certbank.MCPPrompts() {
+		want = append(want, p.Name+"|"+p.Description)
+	}
+	sameSet(t, "prompts", live, want)
 	tpls, err := cs.ListResourceTemplates(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	live = nil
+	live, want = nil, nil
 	for _, r := range tpls.ResourceTemplates {
-		live = append(live, map[string]string{"Name": r.URITemplate, "Description": r.Description})
+		live = append(live, r.URITemplate+"|"+r.Description)
 	}
-	compareCard(t, "MCPResources", card["MCPResources"], live, "Name", "Description")
+	for _, r := range certbank.MCPResources() {
+		want = append(want, r.Name+"|"+r.Description)
+	}
+	sameSet(t, "resource templates", live, want)
 }
 
-func compareCard(t *testing.T, what string, card, live []map[string]string, fields ...string) {
+func sameSet(t *testing.T, what string, live, want []string) {
 	t.Helper()
-	byName := map[string]map[string]string{}
-	for _, c := range card {
-		if c["ReadOnly"] == "" {
-			c["ReadOnly"] = "false"
-		}
-		byName[c["Name"]] = c
+	slices.Sort(live)
+	slices.Sort(want)
+	if !slices.Equal(live, want) {
+		t.Errorf("%s differ:\nlive: %q\nwant: %q", what, live, want)
 	}
-	if len(card) != len(live) {
-		t.Errorf("%s: the card lists %d, the server %d", what, len(card), len(live))
-	}
-	for _, l := range live {
-		c, ok := byName[l["Name"]]
-		if !ok {
-			t.Errorf("%s: %s is served but not on the card", what, l["Name"])
-			continue
-		}
-		for _, f := range fields {
-			if c[f] != l[f] {
-				t.Errorf("%s %s: %s differs:\ncard: %q\nlive: %q", what, l["Name"], f, c[f], l[f])
-			}
-		}
-	}
-}
-
-// parseCardLists reads the composite literals of the package-level vars
-// MCPTools, MCPPrompts and MCPResources: each element's fields as strings.
-func parseCardLists(t *testing.T, file string) map[string][]map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, 0)
-	if err != nil {
-		t.Fatalf("read the server card's source: %v", err)
-	}
-	out := map[string][]map[string]string{}
-	var str func(x ast.Expr) (string, bool)
-	str = func(x ast.Expr) (string, bool) {
-		switch x := x.(type) {
-		case *ast.BasicLit:
-			if x.Kind == token.STRING {
-				s, err := strconv.Unquote(x.Value)
-				return s, err == nil
-			}
-		case *ast.Ident:
-			if x.Name == "true" || x.Name == "false" {
-				return x.Name, true
-			}
-		case *ast.BinaryExpr:
-			a, ok1 := str(x.X)
-			b, ok2 := str(x.Y)
-			return a + b, ok1 && ok2 && x.Op == token.ADD
-		}
-		return "", false
-	}
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok {
-			return true
-		}
-		for i, name := range vs.Names {
-			if i >= len(vs.Values) {
-				continue
-			}
-			lit, ok := vs.Values[i].(*ast.CompositeLit)
-			if !ok {
-				continue
-			}
-			for _, el := range lit.Elts {
-				item, ok := el.(*ast.CompositeLit)
-				if !ok {
-					continue
-				}
-				m := map[string]string{}
-				for _, kv := range item.Elts {
-					kv, ok := kv.(*ast.KeyValueExpr)
-					if !ok {
-						continue
-					}
-					k, _ := kv.Key.(*ast.Ident)
-					if s, ok := str(kv.Value); ok && k != nil {
-						m[k.Name] = s
-					}
-				}
-				out[name.Name] = append(out[name.Name], m)
-			}
-		}
-		return true
-	})
-	for _, v := range []string{"MCPTools", "MCPPrompts", "MCPResources"} {
-		if len(out[v]) == 0 {
-			t.Fatalf("%s: found no literal list %s; update this test if the card is now built differently", file, v)
-		}
-	}
-	return out
 }
 
 func TestMCPToolsWithoutKey(t *testing.T) {

@@ -1,4 +1,9 @@
-package paywall
+// Package quota applies the tiers' limits to API keys: the accountant that
+// records usage with group commit (a request is answered only once its
+// usage is durable), the seen sets behind the unique-question limit, the
+// limit errors with their retry times, and the tier a key is served with.
+// It knows no HTTP; Noop is the accountant of the benchmark baseline.
+package quota
 
 import (
 	"context"
@@ -70,6 +75,9 @@ func (s seenSet) merge(t seenSet) seenSet {
 // the bytes appended (paywall/sqlite does).
 type seen struct{ base, recent seenSet }
 
+// SeenOf returns the seen set of a usage loaded from the store.
+func SeenOf(u *store.Usage) bank.Seen { return seenOf(u) }
+
 func seenOf(u *store.Usage) seen { return seen{base: u.SeenBase, recent: u.Seen} }
 
 func (s seen) Has(h uint64) bool { return s.recent.contains(h) || s.base.has(h) }
@@ -121,22 +129,31 @@ func (s seen) add(hs []uint64) (out seen, folded bool) {
 	return out, false
 }
 
-// spend is one request waiting to be accounted.
-type spend struct {
-	keyID string
-	tier  certbank.Tier
-	now   time.Time
-	pick  bank.Picker
-	count bool // false: read usage only (the usage endpoint)
-	// arrived, if set, is the handler's flag that it called arrive and
-	// has not yet left; do clears it when s is queued.
-	arrived *bool
+// Spend is one request to account: what it asks, and (after Do) what it
+// got.
+type Spend struct {
+	KeyID string
+	Tier  certbank.Tier
+	Now   time.Time
+	Pick  bank.Picker
+	Count bool // false: read usage only (the usage endpoint, answer checks)
+	// Arrival, if set, is the request's announcement (Arrive); Do
+	// withdraws it when the request is queued.
+	Arrival *Arrival
 
-	// results
-	picked []*bank.Entry
-	usage  store.Usage
-	err    error
-	done   chan struct{}
+	// Results: the questions picked and the key's usage after the request.
+	Picked []*bank.Entry
+	Usage  store.Usage
+
+	err  error
+	done chan struct{}
+}
+
+// Metrics is what the accountant reports: failed store transactions and
+// the size of each group commit.
+type Metrics interface {
+	StoreError()
+	Batch(n int)
 }
 
 // accountant records usage with group commit: requests queue up, one
@@ -158,24 +175,26 @@ type spend struct {
 // transactions lock their keys' rows in a global order) can ask for several
 // workers with a UsageConcurrency() int method: while one batch waits on
 // the database another one forms and runs.
-type accountant struct {
-	store    store.Store
-	queue    chan *spend
+type Accountant struct {
+	store    store.UsageStore
+	queue    chan *Spend
 	maxBatch int
 	linger   time.Duration // the longest a batch waits for more requests
 	gap      time.Duration // how long it waits for the next one
 	incoming atomic.Int64  // requests inside a handler that have not queued yet
 	stop     chan struct{}
 	wg       sync.WaitGroup
-	metrics  *metrics
+	metrics  Metrics
 }
 
 // concurrentUsage is implemented by stores whose UpdateUsage calls may run
 // concurrently, each locking the keys it loads.
 type concurrentUsage interface{ UsageConcurrency() int }
 
-func newAccountant(st store.Store, m *metrics) *accountant {
-	a := &accountant{store: st, queue: make(chan *spend, 4096), maxBatch: 512, linger: time.Millisecond, gap: 100 * time.Microsecond, stop: make(chan struct{}), metrics: m}
+// New starts an accountant over st (with as many workers as st's
+// UsageConcurrency, if it has one); Close stops it. m may be nil.
+func New(st store.UsageStore, m Metrics) *Accountant {
+	a := &Accountant{store: st, queue: make(chan *Spend, 4096), maxBatch: 512, linger: time.Millisecond, gap: 100 * time.Microsecond, stop: make(chan struct{}), metrics: m}
 	workers := 1
 	if c, ok := st.(concurrentUsage); ok {
 		workers = min(max(c.UsageConcurrency(), 1), 16)
@@ -187,27 +206,44 @@ func newAccountant(st store.Store, m *metrics) *accountant {
 	return a
 }
 
-// arrive tells the accountant that a request which will call do is being
-// handled; leave (or do) withdraws it.
-func (a *accountant) arrive() { a.incoming.Add(1) }
+// Arrival is a request announced to the accountant before it is parsed,
+// so that a group commit waits for it instead of committing without it.
+// Leave (or Do) withdraws it; the zero Arrival announces nothing.
+type Arrival struct {
+	a    *Accountant
+	left bool
+}
 
-func (a *accountant) leave() { a.incoming.Add(-1) }
+// Arrive announces a request that will call Do.
+func (a *Accountant) Arrive() Arrival {
+	a.incoming.Add(1)
+	return Arrival{a: a}
+}
 
-func (a *accountant) close() {
+// Leave withdraws the announcement; it may be called more than once.
+func (ar *Arrival) Leave() {
+	if ar == nil || ar.a == nil || ar.left {
+		return
+	}
+	ar.left = true
+	ar.a.incoming.Add(-1)
+}
+
+// Close stops the accountant: queued requests are answered Unavailable.
+func (a *Accountant) Close() {
 	close(a.stop)
 	a.wg.Wait()
 }
 
-// do queues s and waits for its result. If s.arrived is set (the handler
-// called arrive), do calls leave once s is queued and clears it.
-func (a *accountant) do(ctx context.Context, s *spend) error {
+// Do queues s and waits for its result: nil when s was accounted (and
+// s.Picked and s.Usage are set), a *LimitError when a limit refused it, an
+// Unavailable error when the store failed (nothing of the batch is
+// counted). If s.Arrival is set, Do withdraws it once s is queued.
+func (a *Accountant) Do(ctx context.Context, s *Spend) error {
 	s.done = make(chan struct{})
 	select {
 	case a.queue <- s:
-		if s.arrived != nil && *s.arrived {
-			*s.arrived = false
-			a.leave()
-		}
+		s.Arrival.Leave()
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-a.stop:
@@ -217,14 +253,14 @@ func (a *accountant) do(ctx context.Context, s *spend) error {
 	return s.err
 }
 
-func (a *accountant) loop() {
+func (a *Accountant) loop() {
 	defer a.wg.Done()
-	var batch []*spend
+	var batch []*Spend
 	var timer *time.Timer
 	last := 0                  // size of the last batch
 	var lastTook time.Duration // how long its transaction took
 	for {
-		var first *spend
+		var first *Spend
 		select {
 		case first = <-a.queue:
 		case <-a.stop:
@@ -291,18 +327,18 @@ func (a *accountant) loop() {
 	}
 }
 
-func (a *accountant) run(batch []*spend) {
+func (a *Accountant) run(batch []*Spend) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	ids := make([]string, 0, len(batch))
 	seenID := map[string]bool{}
-	month := batch[0].now.UTC().Format("2006-01")
+	month := batch[0].Now.UTC().Format("2006-01")
 	for _, s := range batch {
-		if !seenID[s.keyID] {
-			seenID[s.keyID] = true
-			ids = append(ids, s.keyID)
+		if !seenID[s.KeyID] {
+			seenID[s.KeyID] = true
+			ids = append(ids, s.KeyID)
 		}
-		if m := s.now.UTC().Format("2006-01"); m > month {
+		if m := s.Now.UTC().Format("2006-01"); m > month {
 			month = m
 		}
 	}
@@ -313,15 +349,15 @@ func (a *accountant) run(batch []*spend) {
 		}
 		changed := map[string]*store.Usage{}
 		for _, s := range batch {
-			u := us[s.keyID]
+			u := us[s.KeyID]
 			if u == nil {
-				u = &store.Usage{KeyID: s.keyID, Month: month}
-				us[s.keyID] = u
+				u = &store.Usage{KeyID: s.KeyID, Month: month}
+				us[s.KeyID] = u
 			}
 			s.err = apply(u, s)
-			s.usage = *u
-			if s.err == nil && s.count {
-				changed[s.keyID] = u
+			s.Usage = *u
+			if s.err == nil && s.Count {
+				changed[s.KeyID] = u
 			}
 		}
 		save := make([]*store.Usage, 0, len(changed))
@@ -340,59 +376,60 @@ func (a *accountant) run(batch []*spend) {
 			err = fmt.Errorf("record usage: %w", err)
 		}
 		if a.metrics != nil {
-			a.metrics.storeError()
+			a.metrics.StoreError()
 		}
 		for _, s := range batch {
-			s.err, s.picked = err, nil
+			s.err, s.Picked = err, nil
 		}
 	}
 	if a.metrics != nil {
-		a.metrics.batch(len(batch))
+		a.metrics.Batch(len(batch))
 	}
 	for _, s := range batch {
 		close(s.done)
 	}
 }
 
-// Errors of apply, with their retry time.
-type limitError struct {
+// LimitError is a request refused by a limit (RateLimited or
+// MonthlyLimitExceeded), with when to retry.
+type LimitError struct {
 	err        *certbank.Error
-	retryAfter time.Duration
+	RetryAfter time.Duration
 }
 
-func (e *limitError) Error() string { return e.err.Message }
-func (e *limitError) Unwrap() error { return e.err }
+func (e *LimitError) Error() string { return e.err.Message }
+func (e *LimitError) Unwrap() error { return e.err }
 
 // apply checks the limits of one request against u and, if it may go on,
 // picks its questions and counts it in u.
-func apply(u *store.Usage, s *spend) error {
-	minute := certbank.MinuteStart(s.now)
+func apply(u *store.Usage, s *Spend) error {
+	minute := certbank.MinuteStart(s.Now)
 	if !u.MinuteStart.Equal(minute) {
 		u.MinuteStart, u.MinuteCount = minute, 0
 	}
-	if !s.count {
+	if !s.Count {
 		return nil
 	}
-	t := s.tier
+	t := s.Tier
 	if u.MinuteCount >= t.PerMinute {
 		next := minute.Add(time.Minute)
-		return &limitError{certbank.Errorf(certbank.RateLimited,
-			"rate limit of %d requests per minute reached for the %s tier; retry after %s", t.PerMinute, t.Title, next.Format(time.RFC3339)), next.Sub(s.now)}
+		return &LimitError{certbank.Errorf(certbank.RateLimited,
+			"rate limit of %d requests per minute reached for the %s tier; retry after %s", t.PerMinute, t.Title, next.Format(time.RFC3339)), next.Sub(s.Now)}
 	}
 	if t.PerMonth != certbank.Unlimited && u.MonthRequests >= t.PerMonth {
-		next := certbank.MonthStart(s.now).AddDate(0, 1, 0)
-		return &limitError{certbank.Errorf(certbank.MonthlyLimitExceeded,
-			"monthly limit of %d requests reached for the %s tier; it resets on %s (UTC), or upgrade the key's tier", t.PerMonth, t.Title, next.Format("2006-01-02")), next.Sub(s.now)}
+		next := certbank.MonthStart(s.Now).AddDate(0, 1, 0)
+		return &LimitError{certbank.Errorf(certbank.MonthlyLimitExceeded,
+			"monthly limit of %d requests reached for the %s tier; it resets on %s (UTC), or upgrade the key's tier", t.PerMonth, t.Title, next.Format("2006-01-02")), next.Sub(s.Now)}
 	}
 	newAllowed := certbank.Unlimited
 	if t.UniqueQuestions != certbank.Unlimited {
 		newAllowed = max(t.UniqueQuestions-u.SeenCount, 0)
 	}
 	sn := seenOf(u)
-	s.picked = s.pick(sn, newAllowed)
+	s.Picked = s.Pick(sn, newAllowed)
 	var buf [16]uint64
 	hs := buf[:0]
-	for _, e := range s.picked {
+	for _, e := range s.Picked {
 		hs = append(hs, e.Hash)
 	}
 	ns, folded := sn.add(hs)
@@ -400,6 +437,11 @@ func apply(u *store.Usage, s *spend) error {
 	u.SaveBase = u.SaveBase || folded
 	u.MinuteCount++
 	u.MonthRequests++
-	u.MonthQuestions += len(s.picked)
+	u.MonthQuestions += len(s.Picked)
 	return nil
+}
+
+// NewLimitError returns a limit error of err's kind, to retry after d.
+func NewLimitError(err *certbank.Error, d time.Duration) *LimitError {
+	return &LimitError{err: err, RetryAfter: d}
 }
