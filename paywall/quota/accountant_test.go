@@ -35,11 +35,13 @@ func TestFailedBatchCountsNothing(t *testing.T) {
 	now := time.Date(2026, 11, 21, 12, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name     string
+		hook     string // before the transaction, or at its commit
 		fail     error
 		wantKind certbank.Code
 	}{
-		{"store unavailable", certbank.Errorf(certbank.Unavailable, "database down"), certbank.Unavailable},
-		{"store broken", context.DeadlineExceeded, certbank.Internal},
+		{"store unavailable", "UpdateUsage", certbank.Errorf(certbank.Unavailable, "database down"), certbank.Unavailable},
+		{"commit fails", "UpdateUsage.commit", certbank.Errorf(certbank.Unavailable, "connection lost at commit"), certbank.Unavailable},
+		{"store broken", "UpdateUsage", context.DeadlineExceeded, certbank.Internal},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -47,7 +49,7 @@ func TestFailedBatchCountsNothing(t *testing.T) {
 			f := memstore.NewFaulty(mem)
 			a := quota.New(f, nil)
 			defer a.Close()
-			f.On("UpdateUsage", func() error { return tc.fail })
+			f.On(tc.hook, func() error { return tc.fail })
 			const n = 8
 			var wg sync.WaitGroup
 			errs := make([]error, n)
@@ -66,7 +68,7 @@ func TestFailedBatchCountsNothing(t *testing.T) {
 					t.Errorf("request %d got %d questions from a failed batch", i, len(spends[i].Picked))
 				}
 			}
-			f.On("UpdateUsage", nil)
+			f.On(tc.hook, nil)
 			for _, id := range []string{"key_a", "key_b"} {
 				if r, q := monthly(t, mem, id, "2026-11"); r != 0 || q != 0 {
 					t.Errorf("%s: %d requests, %d questions counted by a failed batch", id, r, q)

@@ -37,12 +37,19 @@ func (f *Faulty) hook(method string) error {
 	return h()
 }
 
-// UpdateUsage runs the "UpdateUsage" hook, then the store's.
+// UpdateUsage runs the "UpdateUsage" hook, then the store's; the
+// "UpdateUsage.commit" hook runs after fn, inside the transaction, so its
+// error fails the transaction as a failed commit would (nothing is saved).
 func (f *Faulty) UpdateUsage(ctx context.Context, fn func(store.UsageTx) error) error {
 	if err := f.hook("UpdateUsage"); err != nil {
 		return err
 	}
-	return f.Store.UpdateUsage(ctx, fn)
+	return f.Store.UpdateUsage(ctx, func(tx store.UsageTx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return f.hook("UpdateUsage.commit")
+	})
 }
 
 // KeyByHash runs the "KeyByHash" hook, then the store's.
