@@ -18,33 +18,43 @@ func (s *Server) Handler() http.Handler {
 	get := func(path, route string, h handlerFunc) {
 		r.Handle(path, s.cors(s.wrap(route, h))).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
 	}
-	get("/api/v1/questions", "questions", s.handleQuestions)
-	get("/functions/v1/api-v1-questions", "questions", s.handleQuestions)
-	get("/api/v1/certifications", "certifications", s.handleCertifications)
-	get("/functions/v1/api-v1-certifications", "certifications", s.handleCertifications)
-	get("/api/v1/usage", "usage", s.handleUsage)
-	get("/functions/v1/api-v1-usage", "usage", s.handleUsage)
-	get("/api/v1/export", "export", s.handleExport)
-	get("/api/v1/x402", "x402", s.handleX402)
-	r.Handle("/api/v1/signup", s.cors(s.wrap("signup", s.handleSignup))).Methods(http.MethodPost, http.MethodOptions)
-	r.Handle("/api/mcp/server-card", s.cors(s.wrap("mcp-card", s.handleServerCard))).Methods(http.MethodGet, http.MethodHead, http.MethodOptions)
-	r.Handle("/api/mcp", s.wrap("mcp", s.handleMCP))
-	r.Handle("/healthz", s.wrap("healthz", func(w http.ResponseWriter, r *http.Request) error {
+	get(certbank.PathQuestions, "questions", s.handleQuestions)
+	get(certbank.PathFnQuestions, "questions", s.handleQuestions)
+	get(certbank.PathCertifications, "certifications", s.handleCertifications)
+	get(certbank.PathFnCertifications, "certifications", s.handleCertifications)
+	get(certbank.PathUsage, "usage", s.handleUsage)
+	get(certbank.PathFnUsage, "usage", s.handleUsage)
+	get(certbank.PathExport, "export", s.handleExport)
+	get(certbank.PathX402, "x402", s.handleX402)
+	r.Handle(certbank.PathSignup, s.cors(s.wrap("signup", s.handleSignup))).Methods(http.MethodPost, http.MethodOptions)
+	// The server card, on its MCP path and its well-known one alike.
+	get(certbank.PathMCPServerCard, "mcp-card", s.handleServerCard)
+	get(certbank.PathWellKnownMCPCard, "mcp-card", s.handleServerCard)
+	r.Handle(certbank.PathMCP, s.wrap("mcp", s.handleMCP))
+	r.Handle(certbank.PathHealth, s.wrap("healthz", func(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return nil
 	})).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/readyz", s.wrap("readyz", s.handleReady)).Methods(http.MethodGet, http.MethodHead)
-	r.Handle("/metrics", s.wrap("metrics", func(w http.ResponseWriter, r *http.Request) error {
+	r.Handle(certbank.PathReady, s.wrap("readyz", s.handleReady)).Methods(http.MethodGet, http.MethodHead)
+	r.Handle(certbank.PathMetrics, s.wrap("metrics", func(w http.ResponseWriter, r *http.Request) error {
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 		s.metrics.write(w)
 		return nil
 	})).Methods(http.MethodGet)
-	// Unknown API paths get JSON; everything else is the static site.
-	r.PathPrefix("/api/v1/").Handler(s.wrap("api-not-found", func(w http.ResponseWriter, r *http.Request) error {
+	// Unknown API paths get JSON; everything else is the static site
+	// (under /api/ too: the free sample feeds, with a JSON 404 for a
+	// missing one).
+	notFound := s.wrap("api-not-found", func(w http.ResponseWriter, r *http.Request) error {
 		return certbank.Errorf(certbank.NotFound, "no endpoint %s %s; see /openapi.json", r.Method, r.URL.Path)
-	}))
-	r.PathPrefix("/functions/v1/").Handler(s.wrap("api-not-found", func(w http.ResponseWriter, r *http.Request) error {
-		return certbank.Errorf(certbank.NotFound, "no endpoint %s %s; see /openapi.json", r.Method, r.URL.Path)
+	})
+	r.PathPrefix("/api/v1/").Handler(notFound)
+	r.PathPrefix("/functions/v1/").Handler(notFound)
+	r.PathPrefix("/api/").Handler(s.wrap("static", func(w http.ResponseWriter, r *http.Request) error {
+		if !s.static.has(r) {
+			return certbank.Errorf(certbank.NotFound, "no file or endpoint %s %s; the free sample feeds are /api/<slug>/questions-free.json (see /catalog.json) and the endpoints are in /openapi.json", r.Method, r.URL.Path)
+		}
+		s.static.ServeHTTP(w, r)
+		return nil
 	}))
 	r.MethodNotAllowedHandler = s.wrap("method-not-allowed", func(w http.ResponseWriter, r *http.Request) error {
 		return certbank.Errorf(certbank.Invalid, "method %s is not allowed on %s", r.Method, r.URL.Path)
@@ -63,12 +73,12 @@ func (s *Server) cors(h http.Handler) http.Handler {
 		hd := w.Header()
 		if r.Header.Get("Origin") != "" {
 			hd.Set("Access-Control-Allow-Origin", "*")
-			hd.Set("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id")
+			hd.Set("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, X-PAYMENT-RESPONSE, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, Retry-After, X-Request-Id, ETag")
 			hd.Add("Vary", "Origin")
 		}
 		if r.Method == http.MethodOptions {
 			hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			hd.Set("Access-Control-Allow-Headers", "Content-Type, x-api-key, X-PAYMENT, PAYMENT-SIGNATURE, Access-Control-Expose-Headers, X-Request-Id")
+			hd.Set("Access-Control-Allow-Headers", "Content-Type, x-api-key, X-PAYMENT, PAYMENT-SIGNATURE, Access-Control-Expose-Headers, X-Request-Id, If-None-Match")
 			hd.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -82,22 +92,37 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	if err := s.store.Ping(ctx); err != nil {
 		s.metrics.StoreError()
-		return certbank.Errorf(certbank.Unavailable, "the store does not answer: %s", strings.SplitN(err.Error(), ":", 2)[0])
+		// The cause goes to the log, never to the client (DESIGN.md §9).
+		s.log.Error("readiness check: the store does not answer", "id", requestID(r.Context()), "err", err)
+		return certbank.Errorf(certbank.Unavailable, "the store does not answer; retry shortly")
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ready", "questions": len(s.ix.All())})
 	return nil
 }
 
+// serverCardMaxAge is the server card's Cache-Control on both its paths:
+// that of the other static discovery documents.
+const serverCardMaxAge = "public, max-age=300"
+
+// handleServerCard serves the MCP server card (built to
+// .well-known/mcp/server-card.json) as application/mcp-server-card+json on
+// its MCP path and its well-known path alike, with its ETag readable by
+// browser clients.
 func (s *Server) handleServerCard(w http.ResponseWriter, r *http.Request) error {
-	card, ok := s.static.files[".well-known/mcp/server-card.json"]
+	card, ok := s.static.files[strings.TrimPrefix(certbank.PathWellKnownMCPCard, "/")]
 	if !ok {
 		return certbank.Errorf(certbank.NotFound, "no server card in this build")
 	}
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "public, max-age=3600")
-	w.Header().Set("ETag", card.etag)
+	h := w.Header()
+	h.Set("Content-Type", certbank.MediaTypeMCPServerCard)
+	h.Set("Cache-Control", serverCardMaxAge)
+	h.Set("ETag", card.etag)
+	h.Set("X-Content-Type-Options", "nosniff")
 	if r.Header.Get("If-None-Match") == card.etag {
 		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	if r.Method == http.MethodHead {
 		return nil
 	}
 	w.Write(card.data)

@@ -42,6 +42,16 @@ func newStaticSite(files map[string][]byte) *staticSite {
 	return s
 }
 
+// has reports whether r names a file (or a directory's index) of the site.
+func (s *staticSite) has(r *http.Request) bool {
+	p := strings.TrimPrefix(path.Clean("/"+r.URL.Path), "/")
+	if _, ok := s.files[p]; ok {
+		return true
+	}
+	_, ok := s.files[strings.TrimPrefix(p+"/index.html", "/")]
+	return ok
+}
+
 func (s *staticSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")

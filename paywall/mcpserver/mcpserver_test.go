@@ -617,7 +617,10 @@ func TestMCPBadArguments(t *testing.T) {
 				{"bad difficulty", anon, "get_practice_questions", map[string]any{"certification": "cissp", "difficulty": "insane"}, []string{"easy, medium or hard"}},
 				{"unknown domain", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "domain": "Gamma"}, []string{"Gamma", "get_exam_blueprint"}},
 				{"count above 10 without key", anon, "get_practice_questions", map[string]any{"certification": "cissp", "count": 11}, []string{"1 to 10", "without an API key"}},
-				{"negative count", anon, "get_practice_questions", map[string]any{"certification": "cissp", "count": -1}, []string{"count"}},
+				{"negative count", anon, "get_practice_questions", map[string]any{"certification": "cissp", "count": -1}, []string{"count", "1 to 10"}},
+				{"zero count", anon, "get_practice_questions", map[string]any{"certification": "cissp", "count": 0}, []string{"count", "1 to 10"}},
+				{"zero count keyed", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "count": 0}, []string{"count", "1 to 10", "Free tier"}},
+				{"negative count keyed", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "count": -3}, []string{"count", "1 to 10", "Free tier"}},
 				{"count above tier", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "count": 11}, []string{"1 to 10", "Free tier"}},
 				{"count not a number", keyed, "get_practice_questions", map[string]any{"certification": "cissp", "count": "ten"}, []string{"count"}},
 				{"unknown argument", anon, "get_practice_questions", map[string]any{"certification": "cissp", "limit": 5}, []string{"limit"}},
@@ -700,12 +703,55 @@ func TestMCPResourcesAndPrompt(t *testing.T) {
 					t.Errorf("quiz_me text lacks %q:\n%s", s, text)
 				}
 			}
-			for _, args := range []map[string]string{{"certification": "nope"}, {"certification": "cissp", "difficulty": "insane"}, {"certification": "cissp", "count": "lots"}} {
-				if _, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "quiz_me", Arguments: args}); err == nil {
-					t.Errorf("quiz_me %v: no error", args)
+			// Bad prompt arguments are invalid params (-32602) that name
+			// the argument and what is allowed.
+			for _, tc := range []struct {
+				args     map[string]string
+				mentions []string
+			}{
+				{map[string]string{}, []string{"certification", "list_certifications"}},
+				{map[string]string{"certification": "nope"}, []string{`"nope"`, "list_certifications"}},
+				{map[string]string{"certification": "cissp", "difficulty": "insane"}, []string{"insane", "easy, medium or hard"}},
+				{map[string]string{"certification": "cissp", "count": "lots"}, []string{"count", "from 1 to"}},
+				{map[string]string{"certification": "cissp", "count": "0"}, []string{"count", "from 1 to"}},
+				{map[string]string{"certification": "cissp", "count": "-2"}, []string{"count", "from 1 to"}},
+			} {
+				_, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "quiz_me", Arguments: tc.args})
+				var werr *jsonrpc.Error
+				if !errors.As(err, &werr) || werr.Code != jsonrpc.CodeInvalidParams {
+					t.Errorf("quiz_me %v: %v, want a -32602 invalid-params error", tc.args, err)
+					continue
+				}
+				for _, m := range tc.mentions {
+					if !strings.Contains(werr.Message, m) {
+						t.Errorf("quiz_me %v: message %q does not mention %q", tc.args, werr.Message, m)
+					}
 				}
 			}
 		})
+	}
+}
+
+// TestMCPDiscoverMatchesCard: server/discover reports exactly the
+// protocol versions the server card lists (certbank.MCPProtocolVersions).
+func TestMCPDiscoverMatchesCard(t *testing.T) {
+	e := newMCPEnv(t, testBank(12))
+	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`
+	r := rawMCP(t, http.DefaultClient, e.srv.URL+"/api/mcp", body, modernHeaders("server/discover", "")...)
+	var out struct {
+		Result struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		}
+		Error any
+	}
+	if err := json.Unmarshal(r.body, &out); err != nil || r.status != 200 || out.Error != nil {
+		t.Fatalf("server/discover: %d %s (%v)", r.status, r.body, err)
+	}
+	got, want := out.Result.SupportedVersions, certbank.MCPProtocolVersions()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("server/discover lists %q; the server card lists %q\n%s", got, want, r.body)
 	}
 }
 
