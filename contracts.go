@@ -25,10 +25,18 @@ const (
 )
 
 // APIPaths returns the dynamic endpoints an API description (OpenAPI)
-// documents: the keyed, paid, signup and MCP routes on both hosts.
+// documents: the keyed, paid, signup and MCP routes on both hosts. (The
+// server card is a discovery document, and /healthz, /readyz and /metrics
+// are for operators.)
 func APIPaths() []string {
 	return []string{PathQuestions, PathCertifications, PathUsage, PathExport, PathSignup, PathX402,
-		PathFnQuestions, PathFnCertifications, PathFnUsage, PathMCP, PathMCPServerCard}
+		PathFnQuestions, PathFnCertifications, PathFnUsage, PathMCP}
+}
+
+// OperatorPaths returns the service's paths that are not part of its API:
+// the server card on its two paths and the operators' endpoints.
+func OperatorPaths() []string {
+	return []string{PathMCPServerCard, PathWellKnownMCPCard, PathHealth, PathReady, PathMetrics}
 }
 
 // MCPTool describes one MCP tool as the server card and the server list it.

@@ -66,6 +66,28 @@ func (s *Server) Handler() http.Handler {
 	return r
 }
 
+// Route is a path of the route table with its methods (none: any).
+type Route struct {
+	Path    string
+	Methods []string
+}
+
+// Routes lists the route table's paths (not its prefixes: the not-found
+// answers and the static site), in the order they are matched.
+func (s *Server) Routes() []Route {
+	var out []Route
+	s.Handler().(*mux.Router).Walk(func(rt *mux.Route, _ *mux.Router, _ []*mux.Route) error {
+		tpl, err := rt.GetPathTemplate()
+		if err != nil || strings.HasSuffix(tpl, "/") || tpl == "" {
+			return nil // a PathPrefix
+		}
+		methods, _ := rt.GetMethods()
+		out = append(out, Route{Path: tpl, Methods: methods})
+		return nil
+	})
+	return out
+}
+
 // cors lets browser clients (the study hubs with a learner's key, x402
 // browser wallets) call the API, and answers preflights before any auth.
 func (s *Server) cors(h http.Handler) http.Handler {
