@@ -1,73 +1,21 @@
 package paywall
 
+// The keyed routes: questions, certifications, usage and the export, over
+// the draw service.
+
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/mail"
-	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall/draw"
-	"github.com/certbank/certbank/paywall/quota"
 	"github.com/certbank/certbank/paywall/store"
 )
-
-// params reads query parameters strictly: unknown names and repeated
-// values are errors that name the parameter and what is allowed.
-type params struct {
-	q       url.Values
-	allowed []string
-}
-
-func newParams(r *http.Request, allowed ...string) (*params, error) {
-	q := r.URL.Query()
-	for name, vs := range q {
-		if !slices.Contains(allowed, name) {
-			return nil, certbank.Errorf(certbank.Invalid, "unknown parameter %q; allowed parameters are %s", name, strings.Join(allowed, ", "))
-		}
-		if len(vs) > 1 {
-			return nil, certbank.Errorf(certbank.Invalid, "parameter %q is given %d times; give it once", name, len(vs))
-		}
-	}
-	return &params{q: q, allowed: allowed}, nil
-}
-
-func (p *params) str(name string) string { return strings.TrimSpace(p.q.Get(name)) }
-
-func (p *params) has(name string) bool { return p.q.Has(name) }
-
-func (p *params) boolean(name string, def bool) (bool, error) {
-	if !p.q.Has(name) {
-		return def, nil
-	}
-	switch strings.ToLower(p.str(name)) {
-	case "true", "1", "yes":
-		return true, nil
-	case "false", "0", "no":
-		return false, nil
-	}
-	return false, certbank.Errorf(certbank.Invalid, "%s must be true or false, not %q", name, p.str(name))
-}
-
-func (p *params) integer(name string, def, lo, hi int) (int, error) {
-	if !p.q.Has(name) {
-		return def, nil
-	}
-	v, err := strconv.Atoi(p.str(name))
-	if err != nil || v < lo || v > hi {
-		return 0, certbank.Errorf(certbank.Invalid, "%s must be a whole number from %d to %d, not %q", name, lo, hi, p.str(name))
-	}
-	return v, nil
-}
 
 type questionsMeta struct {
 	TotalAvailable  int         `json:"total_available"`
@@ -90,8 +38,6 @@ func setRateHeaders(w http.ResponseWriter, t certbank.Tier, u store.Usage, now t
 	h.Set("RateLimit-Remaining", strconv.Itoa(max(t.PerMinute-used, 0)))
 	h.Set("RateLimit-Reset", strconv.Itoa(int(certbank.MinuteStart(now).Add(time.Minute).Sub(now).Seconds()+0.999)))
 }
-
-var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // handleQuestions serves GET /api/v1/questions and
 // /functions/v1/api-v1-questions: it reads the query, and the draw
@@ -176,39 +122,6 @@ func (s *Server) handleQuestions(w http.ResponseWriter, r *http.Request) error {
 
 // bodyPool holds response buffers of the questions endpoint.
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 16<<10); return &b }}
-
-func (s *Server) randomParam(p *params) (bool, error) {
-	random, err := p.boolean("random", true)
-	if err != nil {
-		return false, err
-	}
-	if random && (p.has("page") || p.has("cursor")) {
-		return false, certbank.Errorf(certbank.Invalid, "page and cursor need random=false")
-	}
-	return random, nil
-}
-
-func encodeCursor(lastID string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("after:" + lastID))
-}
-
-// pageParams returns the page asked for by page, or the id after which
-// the page asked for by cursor starts.
-func pageParams(p *params) (page int, after string, err error) {
-	if p.has("page") && p.has("cursor") {
-		return 0, "", certbank.Errorf(certbank.Invalid, "give page or cursor, not both")
-	}
-	if c := p.str("cursor"); c != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(c)
-		id, ok := strings.CutPrefix(string(raw), "after:")
-		if err != nil || !ok || id == "" {
-			return 0, "", certbank.Errorf(certbank.Invalid, "cursor %q is not one this API issued; use meta.next_cursor of the previous page", c)
-		}
-		return 0, id, nil
-	}
-	page, err = p.integer("page", 1, 1, 1<<30)
-	return page, "", err
-}
 
 type certEntry struct {
 	Slug       string         `json:"slug"`
@@ -392,81 +305,4 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request) error {
 		*bp = b
 	}
 	return nil
-}
-
-type signupRequest struct {
-	Name  string `json:"name"`
-	Email string `json:"email"`
-}
-
-// Signup limits.
-const (
-	maxSignupBody       = 4 << 10
-	signupsPerHourPerIP = 5
-)
-
-// handleSignup serves POST /api/v1/signup.
-func (s *Server) handleSignup(w http.ResponseWriter, r *http.Request) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" && !strings.HasPrefix(strings.ToLower(ct), "application/json") {
-		return certbank.Errorf(certbank.Invalid, "send the body as JSON with Content-Type: application/json")
-	}
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxSignupBody))
-	dec.DisallowUnknownFields()
-	var req signupRequest
-	if err := dec.Decode(&req); err != nil {
-		return certbank.Errorf(certbank.Invalid, "the body must be a JSON object {\"name\": \"…\", \"email\": \"…\"} of at most %d bytes: %v", maxSignupBody, err)
-	}
-	if dec.More() {
-		return certbank.Errorf(certbank.Invalid, "the body must hold one JSON object")
-	}
-	name := strings.TrimSpace(req.Name)
-	if name == "" || utf8.RuneCountInString(name) > 100 || strings.ContainsAny(name, "\x00\r\n") {
-		return certbank.Errorf(certbank.Invalid, "name is required: 1 to 100 characters on one line")
-	}
-	email := strings.ToLower(strings.TrimSpace(req.Email))
-	addr, err := mail.ParseAddress(email)
-	if err != nil || addr.Address != email || len(email) > 254 || !strings.Contains(email[strings.LastIndex(email, "@")+1:], ".") {
-		return certbank.Errorf(certbank.Invalid, "email %q is not a valid address like ada@example.com", req.Email)
-	}
-	now := s.now()
-	n, err := s.store.Hit(r.Context(), "signup:"+s.clientAddr(r), now.UTC().Truncate(time.Hour))
-	if err != nil {
-		return err
-	}
-	if n > signupsPerHourPerIP {
-		next := now.UTC().Truncate(time.Hour).Add(time.Hour)
-		return quota.NewLimitError(certbank.Errorf(certbank.RateLimited, "too many signups from this address; try again after %s", next.Format(time.RFC3339)), next.Sub(now))
-	}
-	key, hash, prefix := NewAPIKey()
-	free, _ := s.cfg.Bank.Site.Tier(certbank.TierFree)
-	k := store.Key{ID: NewKeyID(), Hash: hash, Prefix: prefix, Name: name, Email: email, Tier: free.Name, CreatedAt: now.UTC()}
-	if err := s.store.CreateKey(r.Context(), k); err != nil {
-		if certbank.ErrorCode(err) == certbank.Conflict {
-			return certbank.Errorf(certbank.Conflict, "%s already has an active API key; a lost key is replaced by support (%s)", email, s.cfg.Bank.Site.Contact)
-		}
-		return err
-	}
-	s.log.Info("signup", "id", requestID(r.Context()), "key_id", k.ID)
-	w.Header().Set("Cache-Control", "no-store")
-	writeJSON(w, http.StatusCreated, map[string]any{
-		"api_key": key,
-		"key_id":  k.ID,
-		"prefix":  prefix,
-		"tier":    free.Name,
-		"limits": map[string]any{
-			"requests_per_minute": free.PerMinute,
-			"requests_per_month":  nullableLimit(free.PerMonth),
-			"unique_questions":    nullableLimit(free.UniqueQuestions),
-			"max_limit":           free.MaxLimit,
-		},
-		"message": "Store this key now: it is shown only once and cannot be recovered. Send it in the x-api-key header.",
-	})
-	return nil
-}
-
-func nullableLimit(n int) *int {
-	if n == certbank.Unlimited {
-		return nil
-	}
-	return &n
 }
