@@ -100,7 +100,7 @@ func Build(c *Content, opt Options) (*Output, error) {
 		}
 		s.HubURL = base + "/" + s.HubPath
 		s.FeedURL = base + "/" + s.FeedPath
-		s.RestURL = base + "/api/v1/questions?certification=" + cert.Slug
+		s.RestURL = base + certbank.PathQuestions + "?certification=" + cert.Slug
 		if cert.ExamQuestions > 0 {
 			s.AvgSeconds = cert.ExamMinutes * 60 / cert.ExamQuestions
 		}
@@ -123,7 +123,7 @@ func Build(c *Content, opt Options) (*Output, error) {
 		stock := certbank.Stock(s.ByDiff)
 		s.Offers, _ = c.Site.Pricing.Offers(stock)
 		s.OffersNote = c.Site.Pricing.UnavailableNote(stock)
-		s.X402URL = base + "/api/v1/x402?certification=" + s.Cert.Slug
+		s.X402URL = base + certbank.PathX402 + "?certification=" + s.Cert.Slug
 		if limit, ok := c.Site.Pricing.SmallestLimit(stock); ok {
 			s.X402URL += fmt.Sprintf("&limit=%d", limit)
 		}

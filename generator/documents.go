@@ -130,18 +130,18 @@ func catalog(m *model) catalogDoc {
 		Access: catalogAccess{
 			FreeSamples: s.BaseURL + "/api/{slug}/questions-free.json",
 			Rest: catalogRest{
-				Endpoint: s.FunctionsURL + "/functions/v1/api-v1-questions",
+				Endpoint: s.FunctionsURL + certbank.PathFnQuestions,
 				Auth:     "x-api-key header",
-				Signup:   s.BaseURL + "/api/v1/signup",
-				List:     s.FunctionsURL + "/functions/v1/api-v1-certifications",
+				Signup:   s.BaseURL + certbank.PathSignup,
+				List:     s.FunctionsURL + certbank.PathFnCertifications,
 			},
 			X402: catalogX402{
-				Endpoint:  s.BaseURL + "/api/v1/x402",
+				Endpoint:  s.BaseURL + certbank.PathX402,
 				Protocol:  fmt.Sprintf("x402 v1 and v2, scheme exact, USDC on %s (%s)", networkTitle(m.Network), m.Network.CAIP2),
 				Discovery: s.BaseURL + "/.well-known/x402.json",
 			},
 			MCP: catalogMCPRef{
-				Endpoint: s.MCPURL + "/api/mcp",
+				Endpoint: s.MCPURL + certbank.PathMCP,
 				Card:     s.BaseURL + "/.well-known/mcp/server-card.json",
 				NPM:      s.MCPPackage,
 			},
@@ -252,7 +252,7 @@ func feed(m *model, c *certStats) feedDoc {
 			TotalQuestions: len(c.Published),
 			Rest:           c.RestURL,
 			X402:           c.X402URL,
-			MCP:            m.Site.MCPURL + "/api/mcp",
+			MCP:            m.Site.MCPURL + certbank.PathMCP,
 		},
 	}
 	if c.Cert.Status == certbank.Retiring {
@@ -350,7 +350,7 @@ func x402Doc(m *model) x402Discovery {
 		Version: 1,
 		Note:    "certbank's manifest of its x402 resources; x402 defines no official well-known document. The 402 response of each resource is authoritative.",
 		Resources: []x402Resource{{
-			Resource:     s.BaseURL + "/api/v1/x402",
+			Resource:     s.BaseURL + certbank.PathX402,
 			Method:       "GET",
 			Description:  "Randomized IT certification practice questions (single best answer, A-D) for one certification.",
 			MimeType:     "application/json",

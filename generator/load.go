@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -186,7 +187,7 @@ func parseDoc(r *reader, data []byte) *yaml.Node {
 		line := 0
 		msg := err.Error()
 		if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
-			fmt.Sscan(m[1], &line)
+			line, _ = strconv.Atoi(m[1]) // the pattern matched digits
 			msg = yamlLineRE.ReplaceAllString(msg, "")
 		}
 		msg = strings.TrimSpace(strings.TrimPrefix(msg, "yaml:"))

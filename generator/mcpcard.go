@@ -86,7 +86,7 @@ func card(m *model) serverCard {
 			URL:  m.Site.MCPURL + certbank.PathMCP,
 			Headers: []cardHeader{{
 				Name:        "x-api-key",
-				Description: "Optional certbank API key (POST " + m.Site.BaseURL + "/api/v1/signup). Without it, questions come from the free samples only.",
+				Description: "Optional certbank API key (POST " + m.Site.BaseURL + certbank.PathSignup + "). Without it, questions come from the free samples only.",
 				IsRequired:  false,
 				IsSecret:    true,
 			}},

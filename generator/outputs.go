@@ -300,7 +300,7 @@ func (r *renderer) developers(m *model) ([]byte, error) {
 	}
 	if p.X402Example == "" {
 		p.NoOffers = true
-		p.X402Example = m.Site.BaseURL + "/api/v1/x402?certification=" + p.Example
+		p.X402Example = m.Site.BaseURL + certbank.PathX402 + "?certification=" + p.Example
 		if limits := m.Site.Pricing.Limits(); len(limits) > 0 {
 			p.X402Example += fmt.Sprintf("&limit=%d", slices.Min(limits))
 		}
