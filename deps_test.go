@@ -48,24 +48,27 @@ var never = []struct {
 
 // noDeps lists packages that must not depend on a package outside the
 // module (the standard library included), directly or through any chain of
-// imports (test files: direct imports only).
+// imports, or only directly when direct is set (test files: direct imports
+// only).
 var noDeps = []struct {
 	from, dep string
+	direct    bool
 }{
 	// The rooms of the service know no HTTP: the doors (paywall,
-	// paywall/mcpserver) translate.
-	{"paywall/store/...", "net/http"},
-	{"paywall/bank/...", "net/http"},
-	{"paywall/quota/...", "net/http"},
-	{"paywall/ledger/...", "net/http"},
-	{"paywall/draw/...", "net/http"},
+	// paywall/mcpserver) translate. The ledger reaches net/http only
+	// through paywall/x402 (its facilitator client), never itself.
+	{"paywall/store/...", "net/http", false},
+	{"paywall/bank/...", "net/http", false},
+	{"paywall/quota/...", "net/http", false},
+	{"paywall/draw/...", "net/http", false},
+	{"paywall/ledger/...", "net/http", true},
 	// The stores reach neither the router nor the MCP SDK.
-	{"paywall/sqlite/...", "github.com/gorilla/mux/..."},
-	{"paywall/postgres/...", "github.com/gorilla/mux/..."},
-	{"paywall/storetest/...", "github.com/gorilla/mux/..."},
-	{"paywall/sqlite/...", "github.com/modelcontextprotocol/go-sdk/..."},
-	{"paywall/postgres/...", "github.com/modelcontextprotocol/go-sdk/..."},
-	{"paywall/storetest/...", "github.com/modelcontextprotocol/go-sdk/..."},
+	{"paywall/sqlite/...", "github.com/gorilla/mux/...", false},
+	{"paywall/postgres/...", "github.com/gorilla/mux/...", false},
+	{"paywall/storetest/...", "github.com/gorilla/mux/...", false},
+	{"paywall/sqlite/...", "github.com/modelcontextprotocol/go-sdk/...", false},
+	{"paywall/postgres/...", "github.com/modelcontextprotocol/go-sdk/...", false},
+	{"paywall/storetest/...", "github.com/modelcontextprotocol/go-sdk/...", false},
 }
 
 // within lists packages that may import, of the module's packages under
@@ -152,6 +155,7 @@ func TestDependencyPolicyCatches(t *testing.T) {
 		m + "/paywall/x402":                      own(m+"/paywall/x402", []string{"github.com/ethereum/go-ethereum/crypto", "modernc.org/sqlite"}, nil),
 		m + "/paywall/sqlite":                    own(m+"/paywall/sqlite", []string{"github.com/gorilla/mux"}, []string{"github.com/gorilla/mux", m + "/paywall", m + "/paywall/store"}),
 		m + "/paywall/quota":                     own(m+"/paywall/quota", []string{"fmt"}, []string{"fmt", "net/http"}),
+		m + "/paywall/ledger":                    own(m+"/paywall/ledger", []string{"net/http", m + "/paywall/x402"}, []string{"net/http", m + "/paywall/x402"}),
 		"net/http":                               std("net/http"),
 	}
 	got := strings.Join(violations(m, pkgs), "\n")
@@ -164,6 +168,7 @@ func TestDependencyPolicyCatches(t *testing.T) {
 		m + "/paywall/x402 imports modernc.org/sqlite",                // only from paywall/sqlite
 		m + "/paywall/sqlite imports github.com/gorilla/mux",          // only from paywall and cmd
 		m + "/paywall/quota depends on net/http",                      // noDeps: the rooms know no HTTP
+		m + "/paywall/ledger depends on net/http",                     // noDeps, direct: the ledger never imports it
 		m + "/paywall/sqlite depends on github.com/gorilla/mux",       // noDeps: stores never reach the router
 		m + "/paywall/sqlite depends on " + m + "/paywall;",           // within: only paywall/store
 	} {
@@ -268,7 +273,11 @@ func violations(module string, pkgs map[string]*pkg) []string {
 			if !match(join(module, rule.from), p.ImportPath) {
 				continue
 			}
-			for _, d := range append(append([]string{}, p.Deps...), tests...) {
+			deps := p.Deps
+			if rule.direct {
+				deps = p.Imports
+			}
+			for _, d := range append(append([]string{}, deps...), tests...) {
 				if match(rule.dep, d) {
 					add("%s depends on %s, which %s never reaches (DESIGN.md §2)", p.ImportPath, d, rule.from)
 				}
