@@ -211,9 +211,6 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 	}
 	d.relayer = newRelayer(d.client, d, n, tok, relayerKey, 1<<20)
 	go d.commitLoop()
-	if !cfg.NoAutomine {
-		go d.automine()
-	}
 
 	// The genesis block has timestamp 0: mine a first block, with the
 	// wallets' funding in it, before anything checks time on chain.
@@ -246,6 +243,9 @@ func NewDevChain(ctx context.Context, cfg DevChainConfig) (*DevChain, error) {
 			d.Close()
 			return nil, fmt.Errorf("development chain: funding transaction %s reverted", h.Hex())
 		}
+	}
+	if !cfg.NoAutomine {
+		go d.automine()
 	}
 	return d, nil
 }
@@ -452,7 +452,8 @@ func (d *DevChain) Mint(ctx context.Context, to string, amount certbank.USDC) er
 // Commit mines a block now with whatever transactions are waiting, whoever
 // sent them (for example an RPCSettler over RPCURL), ignoring MaxClockLead.
 func (d *DevChain) Commit() error {
-	return d.commit(context.Background())
+	_, err := d.commit(context.Background())
+	return err
 }
 
 // AdjustTime moves the chain's clock forward by at least a second and mines
@@ -537,7 +538,8 @@ func (d *DevChain) commitLoop() {
 		// others sent, mine until the pool has nothing executable, giving
 		// up on ones that stay unminable after a few blocks.
 		for idle := 0; d.awaiting() || (d.poolPending() && idle < devMaxExternalBlocks); {
-			if !d.awaiting() {
+			external := !d.awaiting()
+			if external {
 				idle++
 			}
 			if wait := d.leadWait(); wait > 0 {
@@ -547,7 +549,8 @@ func (d *DevChain) commitLoop() {
 				case <-time.After(wait):
 				}
 			}
-			if err := d.commit(context.Background()); err != nil {
+			mined, err := d.commit(context.Background())
+			if err != nil {
 				// The chain is closing or broken; waiters time out or see
 				// the stop.
 				select {
@@ -555,6 +558,12 @@ func (d *DevChain) commitLoop() {
 					return
 				case <-time.After(100 * time.Millisecond):
 				}
+			}
+			if external && mined == 0 {
+				// The pool's count lags the block just mined: an empty
+				// block means nothing executable is left, and more would
+				// only push block time ahead of the clock.
+				break
 			}
 		}
 	}
@@ -598,20 +607,21 @@ func (d *DevChain) leadWait() time.Duration {
 	return lead - d.maxLead - time.Duration(now.Nanosecond())
 }
 
-// commit mines one block and delivers the receipts in it.
-func (d *DevChain) commit(ctx context.Context) error {
+// commit mines one block and delivers the receipts in it; it returns how
+// many transactions the block holds.
+func (d *DevChain) commit(ctx context.Context) (int, error) {
 	d.chainMu.Lock()
 	hash := d.beacon.Commit()
 	h, err := d.client.HeaderByHash(ctx, hash)
 	if err != nil {
 		d.chainMu.Unlock()
-		return fmt.Errorf("mined block: %w", err)
+		return 0, fmt.Errorf("mined block: %w", err)
 	}
 	d.headTime = h.Time
 	d.chainMu.Unlock()
 	receipts, err := d.client.BlockReceipts(ctx, rpc.BlockNumberOrHashWithHash(hash, false))
 	if err != nil {
-		return fmt.Errorf("receipts of block %d: %w", h.Number, err)
+		return 0, fmt.Errorf("receipts of block %d: %w", h.Number, err)
 	}
 	d.waitMu.Lock()
 	defer d.waitMu.Unlock()
@@ -633,5 +643,5 @@ func (d *DevChain) commit(ctx context.Context) error {
 			go d.relayer.resetNonce()
 		}
 	}
-	return nil
+	return len(receipts), nil
 }
