@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/certbank/certbank"
@@ -146,6 +147,10 @@ func (b *Bank) Sheet(slug string, f Filter) (*Sheet, error) {
 			s.Questions = append(s.Questions, Row{Item: itemOf(q)})
 		}
 	}
+	// Sheets list questions by id, not in file order: a writer's file may
+	// cycle its keys (A, B, C, D, …), and a solver must not be able to read
+	// answers off positions. Ids are random, so their order is too.
+	slices.SortFunc(s.Questions, func(a, b Row) int { return strings.Compare(a.ID, b.ID) })
 	return s, nil
 }
 

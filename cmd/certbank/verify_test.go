@@ -77,7 +77,7 @@ func TestVerifySheetBatches(t *testing.T) {
 		t.Errorf("files = %v", got)
 	}
 	last, _ := os.ReadFile(filepath.Join(dir, "scrum-psm1-03.txt"))
-	if !strings.Contains(string(last), "Batch: 3 of 3 (1 question)") || !strings.HasSuffix(string(last), "\nANSWERS\n5b83f855-9734-4e90-9e09-e7c73b60e715: \n") {
+	if !strings.Contains(string(last), "Batch: 3 of 3 (1 question)") || !strings.HasSuffix(string(last), "\nANSWERS\nfb4865ca-2bad-4f81-8db3-ad057cd8ed31: \n") {
 		t.Errorf("scrum-psm1-03.txt:\n%s", last)
 	}
 
