@@ -49,20 +49,10 @@ func appendNew(xs []string, ys ...string) []string {
 // (whitespace aside), or a missing or invalid answer refuses the import with
 // generator.Problems naming each sheet line, and no file changes.
 func (b *Bank) Import(solver, date string, paths ...string) (Counts, error) {
-	if date == "" {
-		date = today()
-	}
-	if err := checkSolver(solver); err != nil {
-		return Counts{}, err
-	}
-	if err := checkDate(date); err != nil {
-		return Counts{}, err
-	}
-	c, err := b.load(nil)
+	date, err := b.beginImport("solver", solver, date)
 	if err != nil {
 		return Counts{}, err
 	}
-	b.setContent(c)
 
 	var probs generator.Problems
 	bad := func(file string, line int, format string, args ...any) {
@@ -156,4 +146,25 @@ func checkItem(file string, line int, it Item, q *certbank.Question, bad func(fi
 			bad(file, line, "question %s: option %s differs from the bank; the sheet was edited or the question changed since export, export a new sheet", it.ID, l)
 		}
 	}
+}
+
+// beginImport checks who recorded a sheet (kind: "solver" or "rater") and
+// the date (today when empty), and reloads the content, so that an import
+// checks its sheets against the files as they are now. It returns the date.
+func (b *Bank) beginImport(kind, name, date string) (string, error) {
+	if date == "" {
+		date = today()
+	}
+	if err := checkName(kind, name); err != nil {
+		return "", err
+	}
+	if err := checkDate(date); err != nil {
+		return "", err
+	}
+	c, err := b.load(nil)
+	if err != nil {
+		return "", err
+	}
+	b.setContent(c)
+	return date, nil
 }

@@ -183,20 +183,10 @@ type RatingCounts struct {
 // invalid rating refuses the import with generator.Problems naming each
 // sheet line and question, and no file changes.
 func (b *Bank) RateImport(rater, date string, paths ...string) (RatingCounts, error) {
-	if date == "" {
-		date = today()
-	}
-	if err := checkName("rater", rater); err != nil {
-		return RatingCounts{}, err
-	}
-	if err := checkDate(date); err != nil {
-		return RatingCounts{}, err
-	}
-	c, err := b.load(nil)
+	date, err := b.beginImport("rater", rater, date)
 	if err != nil {
 		return RatingCounts{}, err
 	}
-	b.setContent(c)
 
 	var probs generator.Problems
 	bad := func(file string, line int, format string, args ...any) {
