@@ -76,11 +76,7 @@ func (a *app) newPaymentsCmd() *cobra.Command {
 // runPaymentsList lists the selected payments, newest first, with the
 // settled total.
 func runPaymentsList(ctx context.Context, st store.Store, w io.Writer, o *paymentsOptions) error {
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	ps, err := st.Payments(ctx, f)
+	ps, err := o.payments(ctx, st)
 	if err != nil {
 		return err
 	}
@@ -98,6 +94,15 @@ func runPaymentsList(ctx context.Context, st store.Store, w io.Writer, o *paymen
 	return nil
 }
 
+// payments reads the payments the flags select.
+func (o *paymentsOptions) payments(ctx context.Context, st store.Store) ([]store.Payment, error) {
+	f, err := o.filter()
+	if err != nil {
+		return nil, err
+	}
+	return st.Payments(ctx, f)
+}
+
 // runPaymentsShow shows one payment.
 func runPaymentsShow(ctx context.Context, st store.Store, w io.Writer, o *paymentsOptions) error {
 	p, err := st.PaymentByNonce(ctx, strings.ToLower(o.Payer), strings.ToLower(o.Nonce))
@@ -112,11 +117,7 @@ func runPaymentsShow(ctx context.Context, st store.Store, w io.Writer, o *paymen
 
 // runPaymentsExport writes the selected payments as CSV.
 func runPaymentsExport(ctx context.Context, st store.Store, w io.Writer, o *paymentsOptions) error {
-	f, err := o.filter()
-	if err != nil {
-		return err
-	}
-	ps, err := st.Payments(ctx, f)
+	ps, err := o.payments(ctx, st)
 	if err != nil {
 		return err
 	}
