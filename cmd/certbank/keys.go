@@ -240,17 +240,29 @@ func parseUntil(s string) (time.Time, error) {
 	return t.UTC(), nil
 }
 
+// migrateOptions are the flags of "certbank migrate".
+type migrateOptions struct {
+	dsn string
+}
+
 func (a *app) newMigrateCmd() *cobra.Command {
-	var dsn string
-	cmd := &cobra.Command{Use: "migrate", Short: "Apply the database schema migrations (serve also applies them at start)", RunE: func(c *cobra.Command, _ []string) error {
-		st, name, err := openStore(c.Context(), dsn)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		fmt.Fprintf(a.stdout, "%s: schema up to date\n", name)
-		return nil
-	}}
-	cmd.Flags().StringVar(&dsn, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL")
+	o := &migrateOptions{}
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply the database schema migrations (serve also applies them at start)",
+		RunE:  func(c *cobra.Command, _ []string) error { return a.runMigrate(c.Context(), o) },
+	}
+	cmd.Flags().StringVar(&o.dsn, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL")
 	return cmd
+}
+
+// runMigrate opens the store, which applies the migrations, and reports it.
+func (a *app) runMigrate(ctx context.Context, o *migrateOptions) error {
+	st, name, err := openStore(ctx, o.dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	fmt.Fprintf(a.stdout, "%s: schema up to date\n", name)
+	return nil
 }

@@ -89,11 +89,17 @@ func (a *app) payConfig(ctx context.Context, p payFlags, bank *certbank.Bank, lo
 }
 
 // newPayCmd builds "certbank pay URL": a client that pays for a resource.
+// payOptions are the flags and argument of "certbank pay".
+type payOptions struct {
+	url       string
+	keyHex    string
+	devWallet int
+	maxUSDC   string
+	v1, raw   bool
+}
+
 func (a *app) newPayCmd() *cobra.Command {
-	var keyHex string
-	var devWallet int
-	var maxUSDC string
-	var v1, raw bool
+	o := &payOptions{}
 	cmd := &cobra.Command{
 		Use:   "pay URL",
 		Short: "Pay for a pay-per-request URL with x402 and print the questions",
@@ -104,50 +110,56 @@ CERTBANK_PAYER_KEY, or --dev-wallet N picks a public development wallet (develop
 chain only).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
-			max, err := parseUSDC(maxUSDC)
-			if err != nil {
-				return err
-			}
-			key := keyHex
-			if key == "" {
-				key = a.getenv("CERTBANK_PAYER_KEY")
-			}
-			if devWallet >= 0 {
-				if key != "" {
-					return usagef("give --key or --dev-wallet, not both")
-				}
-				_, key = x402.DevWallet(devWallet)
-			}
-			if key == "" {
-				return usagef("no payer key: pass --key HEX, set CERTBANK_PAYER_KEY, or use --dev-wallet N against a development server")
-			}
-			ctx, cancel := context.WithTimeout(c.Context(), 2*time.Minute)
-			defer cancel()
-			res, err := x402.Pay(ctx, &http.Client{Timeout: 90 * time.Second}, args[0], key, max, !v1)
-			if err != nil {
-				return err
-			}
-			if res.Status != http.StatusOK {
-				return fmt.Errorf("the server answered %d: %s", res.Status, strings.TrimSpace(string(res.Body)))
-			}
-			if raw {
-				a.stdout.Write(res.Body)
-			} else {
-				printPaid(a, res.Body)
-			}
-			if res.Settlement != nil {
-				fmt.Fprintf(a.stdout, "\npaid %s USDC (x402 v%d) from %s\ntransaction %s on %s\n", res.Amount, res.Version, res.Settlement.Payer, res.Settlement.Transaction, res.Settlement.Network)
-			}
-			return nil
+			o.url = args[0]
+			return a.runPay(c.Context(), &http.Client{Timeout: 90 * time.Second}, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&keyHex, "key", "", "payer's private key, hex (prefer CERTBANK_PAYER_KEY)")
-	f.IntVar(&devWallet, "dev-wallet", -1, "pay from development wallet N (public keys; development chain only)")
-	f.StringVar(&maxUSDC, "max", "0.05", "refuse to pay more than this many USDC")
-	f.BoolVar(&v1, "v1", false, "pay with x402 version 1 (X-PAYMENT) instead of version 2")
-	f.BoolVar(&raw, "json", false, "print the response body as JSON")
+	f.StringVar(&o.keyHex, "key", "", "payer's private key, hex (prefer CERTBANK_PAYER_KEY)")
+	f.IntVar(&o.devWallet, "dev-wallet", -1, "pay from development wallet N (public keys; development chain only)")
+	f.StringVar(&o.maxUSDC, "max", "0.05", "refuse to pay more than this many USDC")
+	f.BoolVar(&o.v1, "v1", false, "pay with x402 version 1 (X-PAYMENT) instead of version 2")
+	f.BoolVar(&o.raw, "json", false, "print the response body as JSON")
 	return cmd
+}
+
+// runPay pays for o.url with client and prints what it bought.
+func (a *app) runPay(ctx context.Context, client *http.Client, o *payOptions) error {
+	max, err := parseUSDC(o.maxUSDC)
+	if err != nil {
+		return err
+	}
+	key := o.keyHex
+	if key == "" {
+		key = a.getenv("CERTBANK_PAYER_KEY")
+	}
+	if o.devWallet >= 0 {
+		if key != "" {
+			return usagef("give --key or --dev-wallet, not both")
+		}
+		_, key = x402.DevWallet(o.devWallet)
+	}
+	if key == "" {
+		return usagef("no payer key: pass --key HEX, set CERTBANK_PAYER_KEY, or use --dev-wallet N against a development server")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	res, err := x402.Pay(ctx, client, o.url, key, max, !o.v1)
+	if err != nil {
+		return err
+	}
+	if res.Status != http.StatusOK {
+		return fmt.Errorf("the server answered %d: %s", res.Status, strings.TrimSpace(string(res.Body)))
+	}
+	if o.raw {
+		a.stdout.Write(res.Body)
+	} else {
+		printPaid(a, res.Body)
+	}
+	if res.Settlement != nil {
+		fmt.Fprintf(a.stdout, "\npaid %s USDC (x402 v%d) from %s\ntransaction %s on %s\n", res.Amount, res.Version, res.Settlement.Payer, res.Settlement.Transaction, res.Settlement.Network)
+	}
+	return nil
 }
 
 // parseUSDC parses a decimal USDC amount such as "0.05".

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -323,8 +324,14 @@ func fileRange(names []string) string {
 	return fmt.Sprintf("%d sheets, %s ... %s", len(names), filepath.Base(names[0]), filepath.Base(names[len(names)-1]))
 }
 
+// verifyImportOptions are the flags and arguments of "certbank verify import".
+type verifyImportOptions struct {
+	solver, date string
+	files        []string
+}
+
 func (a *app) newVerifyImportCmd(open openBank) *cobra.Command {
-	var solver, date string
+	o := &verifyImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "import --solver NAME [--date YYYY-MM-DD] FILE...",
 		Short: "Record filled answer sheets as one solver's verification entries",
@@ -343,34 +350,45 @@ each, naming the question) and no file changes.
 NAME is published as quality evidence: describe honestly who answered, e.g.
 "J. Doe (CISSP holder), closed book".`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, files []string) error {
-			if solver == "" {
-				return usagef("--solver NAME is required: who answered the sheet, honestly described")
-			}
-			b, err := open()
-			if err != nil {
-				return err
-			}
-			n, err := b.Import(solver, date, files...)
-			if err != nil {
-				return verifyErr(err)
-			}
-			fmt.Fprintf(a.stdout, "recorded %d answers of %q (%d agree with the stored answer, %d disagree): %d new, %d replaced, %d unchanged; %d file(s) written\n",
-				n.Answers, solver, n.Agree, n.Disagree, n.Added, n.Replaced, n.Unchanged, len(n.Files))
-			for _, id := range n.OverridesDropped {
-				fmt.Fprintf(a.stdout, "note: the override on %s was dropped because %q's answer changed\n", id, solver)
-			}
-			return nil
+		RunE: func(_ *cobra.Command, files []string) error {
+			o.files = files
+			return a.runVerifyImport(open, o)
 		},
 	}
-	cmd.Flags().StringVar(&solver, "solver", "", "who answered, honestly described (required)")
-	cmd.Flags().StringVar(&date, "date", "", "date of the answers, YYYY-MM-DD (default today)")
+	cmd.Flags().StringVar(&o.solver, "solver", "", "who answered, honestly described (required)")
+	cmd.Flags().StringVar(&o.date, "date", "", "date of the answers, YYYY-MM-DD (default today)")
 	return cmd
 }
 
+func (a *app) runVerifyImport(open openBank, o *verifyImportOptions) error {
+	if o.solver == "" {
+		return usagef("--solver NAME is required: who answered the sheet, honestly described")
+	}
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	n, err := b.Import(o.solver, o.date, o.files...)
+	if err != nil {
+		return verifyErr(err)
+	}
+	fmt.Fprintf(a.stdout, "recorded %d answers of %q (%d agree with the stored answer, %d disagree): %d new, %d replaced, %d unchanged; %d file(s) written\n",
+		n.Answers, o.solver, n.Agree, n.Disagree, n.Added, n.Replaced, n.Unchanged, len(n.Files))
+	for _, id := range n.OverridesDropped {
+		fmt.Fprintf(a.stdout, "note: the override on %s was dropped because %q's answer changed\n", id, o.solver)
+	}
+	return nil
+}
+
+// verifyRunOptions are the flags of "certbank verify run": the solvers as
+// NAME=SPEC and the run's settings.
+type verifyRunOptions struct {
+	specs []string
+	run   verify.RunOptions
+}
+
 func (a *app) newVerifyRunCmd(open openBank) *cobra.Command {
-	var specs []string
-	var o verify.RunOptions
+	o := &verifyRunOptions{}
 	cmd := &cobra.Command{
 		Use:   "run --solver NAME=SPEC... [--certification SLUG] [--concurrency N] [--retries N]",
 		Short: "Ask a model or a program every question it has not answered yet",
@@ -390,69 +408,72 @@ Rate limits (429), server errors (5xx) and timeouts are retried with exponential
 backoff. --solver may be given more than once; NAME is published as quality
 evidence, so describe the solver honestly, e.g.
   --solver "gpt-4o-2024-08-06 via API, temperature 0=openai:https://api.openai.com/v1,model=gpt-4o-2024-08-06"`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(specs) == 0 {
-				return usagef("give at least one --solver NAME=SPEC")
-			}
-			key := a.envDefault("CERTBANK_SOLVER_API_KEY", a.getenv("OPENAI_API_KEY"))
-			for _, s := range specs {
-				name, spec, ok := strings.Cut(s, "=")
-				if !ok || name == "" {
-					return usagef("--solver %q must be NAME=SPEC, e.g. \"my-model via API=openai:https://host/v1,model=my-model\"", s)
-				}
-				solver, err := verify.ParseSolver(spec, key)
-				if err != nil {
-					return verifyErr(err)
-				}
-				o.Solvers = append(o.Solvers, verify.NamedSolver{Name: name, Solver: solver})
-			}
-			if o.Concurrency < 1 {
-				return usagef("--concurrency must be at least 1")
-			}
-			if o.Retries < 0 {
-				return usagef("--retries must be 0 or more")
-			}
-			if o.Retries == 0 {
-				o.Retries = -1 // RunOptions: negative means none
-			}
-			b, err := open()
-			if err != nil {
-				return err
-			}
-			o.Progress, o.Terminal = a.stderr, isTerminal(a.stderr)
-			res, err := b.Run(cmd.Context(), o)
-			if res == nil {
-				return verifyErr(err)
-			}
-			for _, f := range res.Failed {
-				fmt.Fprintf(a.stderr, "no answer from %q to %s: %v\n", f.Solver, f.ID, f.Err)
-			}
-			if len(res.Stale) > 0 {
-				fmt.Fprintf(a.stderr, "%d answer(s) not recorded because the question changed while it was asked: %s\n", len(res.Stale), strings.Join(res.Stale, ", "))
-			}
-			fmt.Fprintf(a.stdout, "%d of %d questions answered (%d agree with the stored answer, %d disagree), %d failed; %d file(s) written\n",
-				res.Answers, res.Total, res.Agree, res.Disagree, len(res.Failed), len(res.Files))
-			missing := res.Total - res.Answers
-			switch {
-			case err != nil && cmd.Context().Err() != nil:
-				return fmt.Errorf("interrupted; the %d answers received were kept, run the same command again to ask the remaining %d", res.Answers, missing)
-			case err != nil && res.Answers > 0:
-				return fmt.Errorf("%w\nthe %d answers received were kept; run the same command again to ask the remaining %d", verifyErr(err), res.Answers, missing)
-			case err != nil:
-				return verifyErr(err)
-			case missing > 0:
-				return fmt.Errorf("%d question(s) got no answer; run the same command again to ask them", missing)
-			}
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.runVerifyRun(cmd.Context(), open, o) },
 	}
 	fl := cmd.Flags()
-	fl.StringArrayVar(&specs, "solver", nil, "NAME=SPEC: who answers (honestly described) and how to reach it; repeatable")
-	fl.StringVar(&o.Certification, "certification", "", "only this certification (default all)")
-	fl.IntVar(&o.Concurrency, "concurrency", 4, "questions asked at once")
-	fl.IntVar(&o.Retries, "retries", 3, "further attempts after a rate limit, server error or timeout")
-	fl.DurationVar(&o.Timeout, "timeout", 2*time.Minute, "time limit of each attempt")
+	fl.StringArrayVar(&o.specs, "solver", nil, "NAME=SPEC: who answers (honestly described) and how to reach it; repeatable")
+	fl.StringVar(&o.run.Certification, "certification", "", "only this certification (default all)")
+	fl.IntVar(&o.run.Concurrency, "concurrency", 4, "questions asked at once")
+	fl.IntVar(&o.run.Retries, "retries", 3, "further attempts after a rate limit, server error or timeout")
+	fl.DurationVar(&o.run.Timeout, "timeout", 2*time.Minute, "time limit of each attempt")
 	return cmd
+}
+
+func (a *app) runVerifyRun(ctx context.Context, open openBank, o *verifyRunOptions) error {
+	ro := o.run
+	if len(o.specs) == 0 {
+		return usagef("give at least one --solver NAME=SPEC")
+	}
+	key := a.envDefault("CERTBANK_SOLVER_API_KEY", a.getenv("OPENAI_API_KEY"))
+	for _, s := range o.specs {
+		name, spec, ok := strings.Cut(s, "=")
+		if !ok || name == "" {
+			return usagef("--solver %q must be NAME=SPEC, e.g. \"my-model via API=openai:https://host/v1,model=my-model\"", s)
+		}
+		solver, err := verify.ParseSolver(spec, key)
+		if err != nil {
+			return verifyErr(err)
+		}
+		ro.Solvers = append(ro.Solvers, verify.NamedSolver{Name: name, Solver: solver})
+	}
+	if ro.Concurrency < 1 {
+		return usagef("--concurrency must be at least 1")
+	}
+	if ro.Retries < 0 {
+		return usagef("--retries must be 0 or more")
+	}
+	if ro.Retries == 0 {
+		ro.Retries = -1 // RunOptions: negative means none
+	}
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	ro.Progress, ro.Terminal = a.stderr, isTerminal(a.stderr)
+	res, err := b.Run(ctx, ro)
+	if res == nil {
+		return verifyErr(err)
+	}
+	for _, f := range res.Failed {
+		fmt.Fprintf(a.stderr, "no answer from %q to %s: %v\n", f.Solver, f.ID, f.Err)
+	}
+	if len(res.Stale) > 0 {
+		fmt.Fprintf(a.stderr, "%d answer(s) not recorded because the question changed while it was asked: %s\n", len(res.Stale), strings.Join(res.Stale, ", "))
+	}
+	fmt.Fprintf(a.stdout, "%d of %d questions answered (%d agree with the stored answer, %d disagree), %d failed; %d file(s) written\n",
+		res.Answers, res.Total, res.Agree, res.Disagree, len(res.Failed), len(res.Files))
+	missing := res.Total - res.Answers
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return fmt.Errorf("interrupted; the %d answers received were kept, run the same command again to ask the remaining %d", res.Answers, missing)
+	case err != nil && res.Answers > 0:
+		return fmt.Errorf("%w\nthe %d answers received were kept; run the same command again to ask the remaining %d", verifyErr(err), res.Answers, missing)
+	case err != nil:
+		return verifyErr(err)
+	case missing > 0:
+		return fmt.Errorf("%d question(s) got no answer; run the same command again to ask them", missing)
+	}
+	return nil
 }
 
 // isTerminal reports whether w is a terminal.
@@ -713,8 +734,13 @@ func (a *app) runVerifyRateImport(open openBank, o *verifyRateImportOptions) err
 	return nil
 }
 
+// verifyOverrideOptions are the flags of "certbank verify override".
+type verifyOverrideOptions struct {
+	id, solver, reason string
+}
+
 func (a *app) newVerifyOverrideCmd(open openBank) *cobra.Command {
-	var id, solver, reason string
+	o := &verifyOverrideOptions{}
 	cmd := &cobra.Command{
 		Use:   "override --id ID --solver NAME --reason \"...\"",
 		Short: "Record a reviewed decision that a solver's disagreement is resolved",
@@ -723,23 +749,25 @@ on solver NAME's verification entry of question ID, in place. The quality policy
 then no longer counts that entry as a disagreement (it does not count as agreeing
 either). Say in the reason why the stored answer stands. When the question itself
 was wrong, fix it instead.`,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if id == "" || solver == "" || reason == "" {
-				return usagef("--id, --solver and --reason are all required")
-			}
-			b, err := open()
-			if err != nil {
-				return err
-			}
-			if err := b.Override(id, solver, reason); err != nil {
-				return verifyErr(err)
-			}
-			fmt.Fprintf(a.stdout, "recorded the override on %q's answer to %s\n", solver, id)
-			return nil
-		},
+		RunE: func(*cobra.Command, []string) error { return a.runVerifyOverride(open, o) },
 	}
-	cmd.Flags().StringVar(&id, "id", "", "the question id")
-	cmd.Flags().StringVar(&solver, "solver", "", "the disagreeing solver's name, as recorded")
-	cmd.Flags().StringVar(&reason, "reason", "", "why the stored answer stands")
+	cmd.Flags().StringVar(&o.id, "id", "", "the question id")
+	cmd.Flags().StringVar(&o.solver, "solver", "", "the disagreeing solver's name, as recorded")
+	cmd.Flags().StringVar(&o.reason, "reason", "", "why the stored answer stands")
 	return cmd
+}
+
+func (a *app) runVerifyOverride(open openBank, o *verifyOverrideOptions) error {
+	if o.id == "" || o.solver == "" || o.reason == "" {
+		return usagef("--id, --solver and --reason are all required")
+	}
+	b, err := open()
+	if err != nil {
+		return err
+	}
+	if err := b.Override(o.id, o.solver, o.reason); err != nil {
+		return verifyErr(err)
+	}
+	fmt.Fprintf(a.stdout, "recorded the override on %q's answer to %s\n", o.solver, o.id)
+	return nil
 }
