@@ -192,6 +192,12 @@ func lintQuestion(q *certbank.Question, cert *certbank.Certification, add func(r
 	}
 	lintCues(q, add)
 	lintCalibration(q, add)
+	for _, t := range append([]string{stem, ex}, q.References...) {
+		if old, now := supersededRef(t); old != "" {
+			add("superseded-reference", "%q is superseded; cite %s (and check that the question still holds under it)", old, now)
+			break
+		}
+	}
 	if cert != nil && neutralProviders[cert.Provider] {
 		for _, t := range append([]string{stem, ex}, q.Options[:]...) {
 			if m := vendorName(t); m != "" {
@@ -200,6 +206,41 @@ func lintQuestion(q *certbank.Question, cert *certbank.Certification, add func(r
 			}
 		}
 	}
+}
+
+// superseded lists standards and guides that a newer revision replaced, with
+// what to cite instead. A question must teach the revision in force (SPEC.md:
+// "current revisions"); each entry's replacement was published before
+// 2026-11-25. Extend it when a revision lands.
+var superseded = []struct {
+	re  *regexp.Regexp
+	now string
+}{
+	{regexp.MustCompile(`(?i)\b800-61\s*(?:Rev\.?\s*|r)2\b`), "NIST SP 800-61 Rev. 3 (April 2025)"},
+	{regexp.MustCompile(`(?i)\b800-63-3\b`), "NIST SP 800-63-4 (2025)"},
+	{regexp.MustCompile(`(?i)\b800-88\s*(?:Rev\.?\s*|r)1\b`), "NIST SP 800-88 Rev. 2 (September 2025)"},
+	{regexp.MustCompile(`(?i)\b800-53\s*(?:Rev\.?\s*|r)4\b`), "NIST SP 800-53 Rev. 5"},
+	{regexp.MustCompile(`(?i)\b800-171\s*(?:Rev\.?\s*|r)2\b`), "NIST SP 800-171 Rev. 3 (May 2024)"},
+	{regexp.MustCompile(`(?i)\bFIPS\s*186-4\b`), "FIPS 186-5 (2023)"},
+	{regexp.MustCompile(`(?i)\b(?:CSF|Cybersecurity Framework)\s*(?:v(?:ersion)?\s*)?1\.1\b`), "NIST CSF 2.0 (February 2024)"},
+	{regexp.MustCompile(`(?i)\bPCI\s*DSS\s*(?:v(?:ersion)?\s*)?(?:3\.2(?:\.1)?|4\.0)(?:[^.\d]|\.(?:\D|$)|$)`), "PCI DSS v4.0.1 (v4.0 retired at the end of 2024)"},
+	{regexp.MustCompile(`(?i)\bISO/IEC\s*2700[12]:2013\b`), "the 2022 edition of ISO/IEC 27001 or 27002"},
+	{regexp.MustCompile(`(?i)\bOWASP\s+Top\s+(?:10|Ten)\s*[-–:(]?\s*2017\b`), "the OWASP Top 10 2021 or later"},
+	{regexp.MustCompile(`(?i)\bScrum Guide\s*(?:\(?\s*)?(?:2017|2013)\b`), "the 2020 Scrum Guide"},
+}
+
+// supersededRef returns the superseded citation in t and what replaces it,
+// or "" when t cites none. Most texts cite none, so a cheap check comes first.
+func supersededRef(t string) (old, now string) {
+	if !strings.ContainsAny(t, "0123456789") {
+		return "", ""
+	}
+	for _, s := range superseded {
+		if m := s.re.FindString(t); m != "" {
+			return strings.TrimRight(m, " ,;)"), s.now
+		}
+	}
+	return "", ""
 }
 
 func mentionsLetter(ex string, l certbank.Letter) bool {

@@ -159,6 +159,23 @@ func TestLintQuestionRules(t *testing.T) {
 			func(q *certbank.Question) {
 				q.Stem = "Complete the sentence. A web server proves its identity to browsers with:"
 			}},
+		{"superseded-reference",
+			func(q *certbank.Question) {
+				q.References = []string{"NIST SP 800-61 Rev. 2, Computer Security Incident Handling Guide"}
+			},
+			func(q *certbank.Question) {
+				q.References = []string{"NIST SP 800-61 Rev. 3, Incident Response Recommendations"}
+			}},
+		{"superseded-reference",
+			func(q *certbank.Question) { q.Explanation += " PCI DSS v4.0, requirement 3.5, says so." },
+			func(q *certbank.Question) { q.Explanation += " PCI DSS v4.0.1, requirement 3.5, says so." }},
+		{"superseded-reference",
+			func(q *certbank.Question) {
+				q.Stem = "Under ISO/IEC 27001:2013, which clause requires a statement of applicability?"
+			},
+			func(q *certbank.Question) {
+				q.Stem = "Under ISO/IEC 27001:2022, which clause requires a statement of applicability?"
+			}},
 		{"negative-stem",
 			func(q *certbank.Question) {
 				q.Stem = "Which mechanism does not let a web server prove its identity to browsers before data is sent?"
