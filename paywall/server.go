@@ -100,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.pay = p
 	}
-	s.mcp = mcpserver.New(mcpserver.Config{Draw: s.draw, Logger: s.log, MaxBody: mcpMaxBody, TrustProxy: cfg.TrustProxy,
+	s.mcp = mcpserver.New(mcpserver.Config{Draw: s.draw, Learn: s.learn, Logger: s.log, MaxBody: mcpMaxBody, TrustProxy: cfg.TrustProxy,
 		Rejected: func(kind certbank.Code) { s.metrics.reject(string(kind)) }})
 	return s, nil
 }

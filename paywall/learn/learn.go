@@ -348,3 +348,19 @@ func attemptToken(examID string) string {
 	sum := sha256.Sum256([]byte("attempt:" + examID))
 	return hex.EncodeToString(sum[:8])
 }
+
+type clientCtx struct{}
+
+// WithClient returns ctx carrying the requesting client's address, for the
+// rate limits of the doors that cannot pass it as an argument (MCP tools).
+func WithClient(ctx context.Context, addr string) context.Context {
+	return context.WithValue(ctx, clientCtx{}, addr)
+}
+
+// ClientFrom returns the address WithClient put in ctx, or "unknown".
+func ClientFrom(ctx context.Context) string {
+	if a, ok := ctx.Value(clientCtx{}).(string); ok && a != "" {
+		return a
+	}
+	return "unknown"
+}
