@@ -177,3 +177,29 @@ func TestItemsOnSimulatedCohort(t *testing.T) {
 		t.Errorf("--min-responses 0: %+v", r)
 	}
 }
+
+// TestVerifyStatusListsOpenReports: with --database, verify status lists
+// the questions learners reported, with file:line, until resolved.
+func TestVerifyStatusListsOpenReports(t *testing.T) {
+	content := verifyContent(t)
+	path := filepath.Join(t.TempDir(), "r.db")
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qid := "07493def-2ce7-46c9-a2c3-3c5ede61f64e"
+	if err := db.AddReport(context.Background(), store.Report{ID: "rp_x", QuestionID: qid, Reason: "ambiguous", Text: "two answers fit", CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	r := cli(t, nil, "verify", "status", "--content", content, "--database", "sqlite:"+path)
+	if !strings.Contains(r.stdout, "Open learner reports") || !strings.Contains(r.stdout, "01-framework.yaml:") || !strings.Contains(r.stdout, qid+": rp_x ambiguous: two answers fit") {
+		t.Errorf("verify status --database: %+v", r)
+	}
+	if r := cli(t, nil, "reports", "resolve", "rp_x", "--note", "fixed", "--database", "sqlite:"+path); r.code != exitOK {
+		t.Fatalf("resolve: %+v", r)
+	}
+	if r := cli(t, nil, "verify", "status", "--content", content, "--database", "sqlite:"+path); !strings.Contains(r.stdout, "no open learner reports") {
+		t.Errorf("after resolve: %+v", r)
+	}
+}
