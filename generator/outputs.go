@@ -66,7 +66,13 @@ func outputs(m *model) []output {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		outs = append(outs, output{"assets/" + p, func(*renderer, *model) ([]byte, error) { return fs.ReadFile(assets, p) }})
+		outs = append(outs, output{"assets/" + p, func(*renderer, *model) ([]byte, error) {
+			data, err := fs.ReadFile(assets, p)
+			if err != nil {
+				return nil, err
+			}
+			return minifyAsset(p, data)
+		}})
 		return nil
 	})
 	return outs
