@@ -11,6 +11,10 @@ const (
 	PathUsage              = "/api/v1/usage"
 	PathExport             = "/api/v1/export"
 	PathSignup             = "/api/v1/signup"
+	PathExam               = "/api/v1/exam"
+	PathExamAnswers        = "/api/v1/exam/{id}/answers"
+	PathAnswers            = "/api/v1/answers"
+	PathReports            = "/api/v1/reports"
 	PathX402               = "/api/v1/x402"
 	PathFnQuestions        = "/functions/v1/api-v1-questions"
 	PathFnCertifications   = "/functions/v1/api-v1-certifications"
@@ -30,7 +34,7 @@ const (
 // are for operators.)
 func APIPaths() []string {
 	return []string{PathQuestions, PathCertifications, PathUsage, PathExport, PathSignup, PathX402,
-		PathFnQuestions, PathFnCertifications, PathFnUsage, PathMCP}
+		PathFnQuestions, PathFnCertifications, PathFnUsage, PathMCP, PathExam, PathExamAnswers, PathAnswers, PathReports}
 }
 
 // OperatorPaths returns the service's paths that are not part of its API:
@@ -43,8 +47,11 @@ func OperatorPaths() []string {
 type MCPTool struct {
 	Name, Title, Description string
 	// Idempotent: the same arguments give the same answer (every tool
-	// but the random draw). All tools only read.
+	// but the random draw and the mock exam's).
 	Idempotent bool
+	// Writes: the tool stores something (a mock exam, its grading, a
+	// report); the others only read.
+	Writes bool
 }
 
 // MCPItem describes an MCP prompt or resource (template).
@@ -58,6 +65,9 @@ const (
 	ToolGetExamBlueprint     = "get_exam_blueprint"
 	ToolGetPracticeQuestions = "get_practice_questions"
 	ToolCheckAnswer          = "check_answer"
+	ToolStartMockExam        = "start_mock_exam"
+	ToolSubmitMockExam       = "submit_mock_exam"
+	ToolReportQuestion       = "report_question"
 	PromptQuizMe             = "quiz_me"
 	ResourceCertification    = "certbank://certifications/{slug}"
 	MCPServerName            = "certbank"
@@ -75,6 +85,12 @@ func MCPTools() []MCPTool {
 			Description: "Returns practice questions (single best answer, options A-D) for one certification, optionally filtered by difficulty and domain. Answers are withheld unless include_answers is true; grade a learner's choice with check_answer. Without an x-api-key header only the free sample is used; with a key, the whole bank under the key's tier quota."},
 		{Name: ToolCheckAnswer, Title: "Check an answer", Idempotent: true,
 			Description: "Grades a chosen option letter for a question id: whether it is correct, the correct letter, and the explanation of every option."},
+		{Name: ToolStartMockExam, Title: "Start a mock exam", Writes: true,
+			Description: "Draws a timed mock exam for one certification, full or half length, weighted by the exam blueprint's domains, questions without answers. Returns an exam_id; grade it once with submit_mock_exam. Without an x-api-key header it draws on the free sample; with a key, on the whole bank, counted against the key's tier (a full exam needs a tier whose unique-question allowance holds it)."},
+		{Name: ToolSubmitMockExam, Title: "Submit a mock exam", Writes: true,
+			Description: "Grades a mock exam once: answers maps question ids to letters A-D (unanswered questions count as wrong). Returns the score, the score by domain and by difficulty, and every question with the correct letter and explanation."},
+		{Name: ToolReportQuestion, Title: "Report a question", Writes: true,
+			Description: "Reports a question believed wrong to the operators: reason is wrong_key, ambiguous, outdated, typo or other, with an optional text of up to 1,000 characters. Nothing personal is stored."},
 	}
 }
 

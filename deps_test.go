@@ -61,6 +61,7 @@ var noDeps = []struct {
 	{"paywall/bank/...", "net/http", false},
 	{"paywall/quota/...", "net/http", false},
 	{"paywall/draw/...", "net/http", false},
+	{"paywall/learn/...", "net/http", false},
 	{"paywall/ledger/...", "net/http", true},
 	// The stores reach neither the router nor the MCP SDK.
 	{"paywall/sqlite/...", "github.com/gorilla/mux/...", false},

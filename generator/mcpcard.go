@@ -61,7 +61,7 @@ type cardItem struct {
 // cardLists converts the domain's MCP contracts to the card's shapes.
 func cardLists() (tools []cardTool, resources, prompts []cardItem) {
 	for _, t := range certbank.MCPTools() {
-		tools = append(tools, cardTool{Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: true})
+		tools = append(tools, cardTool{Name: t.Name, Title: t.Title, Description: t.Description, ReadOnly: !t.Writes})
 	}
 	for _, r := range certbank.MCPResources() {
 		resources = append(resources, cardItem{Name: r.Name, Description: r.Description})

@@ -66,7 +66,13 @@ func outputs(m *model) []output {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		outs = append(outs, output{"assets/" + p, func(*renderer, *model) ([]byte, error) { return fs.ReadFile(assets, p) }})
+		outs = append(outs, output{"assets/" + p, func(*renderer, *model) ([]byte, error) {
+			data, err := fs.ReadFile(assets, p)
+			if err != nil {
+				return nil, err
+			}
+			return minifyAsset(p, data)
+		}})
 		return nil
 	})
 	return outs
@@ -352,6 +358,26 @@ type hubPage struct {
 	Chart    template.HTML
 	DrawSize int       // questions drawn per request in "practise with your API key"
 	Free     *freeTier // the free tier's limits, nil when the site has none
+	Exam     mockExam
+}
+
+// mockExam is what a hub says about its mock exam: the full and half
+// lengths and the tiers whose unique-question allowance holds each (a keyed
+// exam is one request of that many questions).
+type mockExam struct {
+	Full, FullMinutes, Half, HalfMinutes int
+	FullTiers, HalfTiers                 string
+}
+
+// tiersHolding names the tiers that may be served n different questions.
+func tiersHolding(s certbank.Site, n int) string {
+	var out []string
+	for _, t := range s.Tiers {
+		if t.UniqueQuestions == certbank.Unlimited || t.UniqueQuestions >= n {
+			out = append(out, t.Title)
+		}
+	}
+	return strings.Join(out, " or ")
 }
 
 // freeTier is what a hub says about the free API key.
@@ -365,6 +391,9 @@ const hubDrawSize = 10
 
 func (r *renderer) hub(m *model, c *certStats) ([]byte, error) {
 	p := hubPage{Stats: c, Chart: difficultyChart(c), DrawSize: hubDrawSize}
+	full, half := c.Cert.ExamQuestions, (c.Cert.ExamQuestions+1)/2
+	p.Exam = mockExam{Full: full, FullMinutes: c.Cert.ExamMinutes, Half: half, HalfMinutes: (c.Cert.ExamMinutes + 1) / 2,
+		FullTiers: tiersHolding(m.Site, full), HalfTiers: tiersHolding(m.Site, half)}
 	if t, ok := m.Site.Tier("free"); ok {
 		p.Free = &freeTier{PerMinute: t.PerMinute, PerMonth: limitText(t.PerMonth), UniqueQuestions: limitText(t.UniqueQuestions)}
 		if t.MaxLimit > 0 && t.MaxLimit < p.DrawSize {

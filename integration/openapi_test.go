@@ -230,3 +230,82 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// TestLearnerRoutesMatchOpenAPI: the mock exam, practice answer and report
+// routes answer as the OpenAPI document says, their refusals included, and
+// a flood of reports from one address is refused.
+func TestLearnerRoutesMatchOpenAPI(t *testing.T) {
+	bin, pub, bank := itSite(t)
+	db := "sqlite:" + filepath.Join(t.TempDir(), "db.sqlite")
+	p := itServe(t, bin, "--public", pub, "--bank", bank, "--database", db)
+	ent := itKey(t, bin, db, "enterprise", "ent@example.com")
+	v := newOAPIValidator(t, filepath.Join(pub, "openapi.json"))
+	do := func(method, url, key, body string) (int, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest(method, p.base+url, strings.NewReader(body))
+		if key != "" {
+			req.Header.Set("x-api-key", key)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	expect := func(method, route, url, key, body string, want int) []byte {
+		t.Helper()
+		got, b := do(method, url, key, body)
+		if got != want {
+			t.Errorf("%s %s: status %d, want %d: %.300s", method, url, got, want, b)
+			return nil
+		}
+		if want != http.StatusNoContent {
+			v.check(t, route, strings.ToLower(method), itoa(got), "application/json", b)
+		}
+		return b
+	}
+	q := "certification=" + itCertSlug
+	var exam struct {
+		ID        string `json:"id"`
+		Questions []struct {
+			ID string `json:"id"`
+		} `json:"questions"`
+	}
+	b := expect("GET", "/api/v1/exam", "/api/v1/exam?"+q+"&length=half", ent, "", 200)
+	if err := json.Unmarshal(b, &exam); err != nil || exam.ID == "" || len(exam.Questions) == 0 {
+		t.Fatalf("exam: %v %.300s", err, b)
+	}
+	expect("GET", "/api/v1/exam", "/api/v1/exam?"+q, "", "", 200) // free sample
+	expect("GET", "/api/v1/exam", "/api/v1/exam?"+q+"&length=double", ent, "", 400)
+	expect("GET", "/api/v1/exam", "/api/v1/exam?certification=nope", ent, "", 400)
+	expect("GET", "/api/v1/exam", "/api/v1/exam?"+q, "cb_live_nope", "", 401)
+
+	route := "/api/v1/exam/{id}/answers"
+	submit := "/api/v1/exam/" + exam.ID + "/answers"
+	first := exam.Questions[0].ID
+	expect("POST", route, submit, "", `{"answers":{"not-in-the-exam":"A"}}`, 400)
+	expect("POST", route, submit, "", `{"answers":{"`+first+`":"E"}}`, 400)
+	expect("POST", route, submit, "", `{"answers":"A"}`, 400)
+	expect("POST", route, "/api/v1/exam/ex_00000000000000000000000000000000/answers", "", `{"answers":{}}`, 404)
+	expect("POST", route, submit, "", `{"answers":{"`+first+`":"b"}}`, 200)
+	expect("POST", route, submit, "", `{"answers":{"`+first+`":"b"}}`, 409)
+
+	expect("POST", "/api/v1/answers", "/api/v1/answers", "", `{"question_id":"`+first+`","answer":"C"}`, 204)
+	expect("POST", "/api/v1/answers", "/api/v1/answers", "", `{"question_id":"`+first+`","answer":"Z"}`, 400)
+	expect("POST", "/api/v1/answers", "/api/v1/answers", "", `{"question_id":"nope","answer":"A"}`, 404)
+
+	rep := `{"question_id":"` + first + `","reason":"ambiguous","text":"B also fits"}`
+	expect("POST", "/api/v1/reports", "/api/v1/reports", "", rep, 201)
+	expect("POST", "/api/v1/reports", "/api/v1/reports", "", `{"question_id":"`+first+`","reason":"meh"}`, 400)
+	expect("POST", "/api/v1/reports", "/api/v1/reports", "", `{"question_id":"`+first+`","reason":"other","text":"`+strings.Repeat("x", 1001)+`"}`, 400)
+	expect("POST", "/api/v1/reports", "/api/v1/reports", "", `{"question_id":"nope","reason":"typo"}`, 404)
+	for range 9 {
+		do("POST", "/api/v1/reports", "", rep)
+	}
+	expect("POST", "/api/v1/reports", "/api/v1/reports", "", rep, 429)
+}

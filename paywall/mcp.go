@@ -7,6 +7,7 @@ import (
 
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall/draw"
+	"github.com/certbank/certbank/paywall/learn"
 )
 
 // The MCP door: Origin protection, CORS, key authentication and the body
@@ -67,6 +68,7 @@ func (s *Server) handleMCP(w http.ResponseWriter, r *http.Request) error {
 		}
 		r = r.WithContext(draw.WithKey(r.Context(), k))
 	}
+	r = r.WithContext(learn.WithClient(r.Context(), s.clientAddr(r)))
 	r.Body = http.MaxBytesReader(w, r.Body, mcpMaxBody)
 	s.mcp.ServeHTTP(w, r)
 	return nil

@@ -27,6 +27,13 @@ func (s *Server) Handler() http.Handler {
 	get(certbank.PathExport, "export", s.handleExport)
 	get(certbank.PathX402, "x402", s.handleX402)
 	r.Handle(certbank.PathSignup, s.cors(s.wrap("signup", s.handleSignup))).Methods(http.MethodPost, http.MethodOptions)
+	get(certbank.PathExam, "exam", s.handleExam)
+	post := func(path, route string, h handlerFunc) {
+		r.Handle(path, s.cors(s.wrap(route, h))).Methods(http.MethodPost, http.MethodOptions)
+	}
+	post(certbank.PathExamAnswers, "exam-answers", s.handleExamAnswers)
+	post(certbank.PathAnswers, "answers", s.handleAnswers)
+	post(certbank.PathReports, "reports", s.handleReports)
 	// The server card, on its MCP path and its well-known one alike.
 	get(certbank.PathMCPServerCard, "mcp-card", s.handleServerCard)
 	get(certbank.PathWellKnownMCPCard, "mcp-card", s.handleServerCard)

@@ -19,6 +19,7 @@ import (
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall/bank"
 	"github.com/certbank/certbank/paywall/draw"
+	"github.com/certbank/certbank/paywall/learn"
 	"github.com/certbank/certbank/paywall/mcpserver"
 	"github.com/certbank/certbank/paywall/quota"
 	"github.com/certbank/certbank/paywall/store"
@@ -57,6 +58,7 @@ type Server struct {
 	metrics *metrics
 	acct    *quota.Accountant // the accountant New started, if it did
 	draw    *draw.Service
+	learn   *learn.Service
 	static  *staticSite
 	keys    keyCache
 	pay     *payRoute
@@ -88,6 +90,7 @@ func New(cfg Config) (*Server, error) {
 		acct = s.acct
 	}
 	s.draw = draw.New(ix, acct, cfg.Now)
+	s.learn = learn.New(s.draw, cfg.Store, cfg.Now, cfg.Logger)
 	s.keys = keyCache{ttl: cfg.KeyCacheTTL, m: map[string]cachedKey{}}
 	if cfg.Pay != nil {
 		p, err := newPayRoute(s, *cfg.Pay)
@@ -97,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.pay = p
 	}
-	s.mcp = mcpserver.New(mcpserver.Config{Draw: s.draw, Logger: s.log, MaxBody: mcpMaxBody, TrustProxy: cfg.TrustProxy,
+	s.mcp = mcpserver.New(mcpserver.Config{Draw: s.draw, Learn: s.learn, Logger: s.log, MaxBody: mcpMaxBody, TrustProxy: cfg.TrustProxy,
 		Rejected: func(kind certbank.Code) { s.metrics.reject(string(kind)) }})
 	return s, nil
 }

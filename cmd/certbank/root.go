@@ -106,6 +106,8 @@ func (a *app) newRootCmd() *cobra.Command {
 		a.newVerifyCmd(),
 		a.newCoverageCmd(),
 		a.newPlanCmd(),
+		a.newReportsCmd(),
+		a.newItemsCmd(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

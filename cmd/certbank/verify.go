@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/certbank/certbank"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/certbank/certbank/verify"
 	"github.com/spf13/cobra"
 )
@@ -490,6 +491,7 @@ func isTerminal(w io.Writer) bool {
 type verifyStatusOptions struct {
 	slug                      string
 	check, requireCalibration bool
+	database                  string // with open learner reports when set
 }
 
 func (a *app) newVerifyStatusCmd(open openBank) *cobra.Command {
@@ -518,6 +520,7 @@ Exits 0; with --check 3 when anything is pending or disagreeing; with
 	cmd.Flags().StringVar(&o.slug, "certification", "", "only this certification (default all)")
 	cmd.Flags().BoolVar(&o.check, "check", false, "exit 3 when any question is pending or disagreeing")
 	cmd.Flags().BoolVar(&o.requireCalibration, "require-calibration", false, "exit 3 when any question is unrated or miscalibrated")
+	cmd.Flags().StringVar(&o.database, "database", "", "also list the questions with open learner reports in this store (sqlite:PATH or a postgres:// URL)")
 	return cmd
 }
 
@@ -591,6 +594,12 @@ func (a *app) runVerifyStatus(open openBank, o *verifyStatusOptions) error {
 		}
 	}
 
+	if o.database != "" {
+		if err := a.printOpenReports(b, o); err != nil {
+			return err
+		}
+	}
+
 	var failed []string
 	if o.check && sum.Pending+sum.Disagreeing > 0 {
 		failed = append(failed, fmt.Sprintf("%d question(s) pending and %d disagreeing; not every question is verified", sum.Pending, sum.Disagreeing))
@@ -600,6 +609,40 @@ func (a *app) runVerifyStatus(open openBank, o *verifyStatusOptions) error {
 	}
 	if len(failed) > 0 {
 		return checkFailed{strings.Join(failed, "; and ")}
+	}
+	return nil
+}
+
+// printOpenReports lists the questions (of o.slug, or all) that learners
+// reported and no operator has resolved yet, with their file:line.
+func (a *app) printOpenReports(b *verify.Bank, o *verifyStatusOptions) error {
+	c := b.Content()
+	where := map[string]string{}
+	for i, q := range c.Questions {
+		if (o.slug == "" || q.Certification == o.slug) && i < len(c.Sources) {
+			where[q.ID] = fmt.Sprintf("%s:%d", c.Sources[i].File, c.Sources[i].Line)
+		}
+	}
+	var open []store.Report
+	err := withStore(context.Background(), o.database, func(st store.Store) error {
+		rs, err := st.Reports(context.Background(), store.ReportFilter{Open: true})
+		for _, r := range rs {
+			if _, ok := where[r.QuestionID]; ok {
+				open = append(open, r)
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	if len(open) == 0 {
+		fmt.Fprintf(a.stdout, "\nno open learner reports\n")
+		return nil
+	}
+	fmt.Fprintf(a.stdout, "\nOpen learner reports: review the question, then certbank reports resolve ID --note \"...\"\n")
+	for _, r := range open {
+		fmt.Fprintf(a.stdout, "%s: %s: %s %s: %s\n", where[r.QuestionID], r.QuestionID, r.ID, r.Reason, truncate(oneLine(r.Text), 80))
 	}
 	return nil
 }

@@ -73,7 +73,7 @@ export async function startServer() {
     }
   }
   return {
-    base: srv.base, port: srv.port, dir: tmp, content: srv.content, log: srv.log,
+    base: srv.base, port: srv.port, dir: tmp, content: srv.content, log: srv.log, bin, db: srv.db,
     async stop() {
       await srv.kill();
       fs.rmSync(tmp, { recursive: true, force: true });
@@ -94,7 +94,7 @@ async function serve(bin, tmp, content, tag) {
     child.stderr.on('data', (d) => { log += d; });
     if (await waitReady(base, child, 30_000)) {
       return {
-        base, port, log: () => log,
+        base, port, db: 'sqlite:' + db, log: () => log,
         async kill() {
           if (child.exitCode !== null) return;
           const exited = new Promise((r) => child.once('exit', r));

@@ -5,6 +5,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
@@ -334,6 +335,92 @@ describe('practise with your API key (live API)', () => {
     await page.getByRole('button', { name: 'Draw 10 new questions' }).click();
     await page.waitForFunction(() => /could not reach/.test(document.getElementById('api-error').textContent));
     assert.match(await text(page, '#api-error'), /Check your internet connection, then try again/);
+  });
+});
+
+describe('mock exam, weak-area drill and question reports (live API)', () => {
+  it('takes a full-length mock exam with a Developer key: timed, flag for review, one submission, score by domain, every explanation; then drills the weakest domain and reports a question', async () => {
+    const out = execFileSync(server.bin, ['keys', 'create', '--database', server.db, '--name', 'E2E Developer', '--email', `dev-${Date.now()}@example.com`, '--tier', 'developer', '--until', '2030-01-31'], { encoding: 'utf8' });
+    const key = /cb_live_[A-Za-z0-9]+/.exec(out)[0];
+    const page = await newPage();
+    await page.goto(base + HUB);
+    await page.evaluate((k) => sessionStorage.setItem('certbank:apikey', JSON.stringify(k)), key);
+    await page.reload();
+    const exam = page.locator('#mock-exam');
+    const full = +(await exam.getAttribute('data-full'));
+    assert.match(await exam.innerText(), /needs the Developer or Enterprise tier/);
+    await exam.getByRole('radio', { name: /Full length/ }).check();
+    await exam.getByRole('button', { name: 'Start the mock exam' }).click();
+    await exam.locator('.q-card').waitFor();
+    assert.match(await exam.locator('.progress').innerText(), new RegExp(`^Question 1 of ${full} · 0 answered · 0 flagged`));
+    assert.match(await exam.getByRole('timer').innerText(), /^Time left: \d+:\d\d$/);
+    // No answer or explanation is in the page before submission.
+    assert.equal(await exam.locator('.feedback').count(), 0);
+    // Answer the first question with the keyboard, flag the second, answer the third.
+    await exam.locator('button[data-letter="B"]').focus();
+    await page.keyboard.press('Enter');
+    assert.equal(await exam.locator('button[data-letter="B"]').getAttribute('aria-pressed'), 'true');
+    await exam.getByRole('button', { name: 'Next' }).click();
+    await exam.getByRole('button', { name: 'Flag for review' }).click();
+    await exam.getByRole('button', { name: 'Next' }).click();
+    await exam.locator('button[data-letter="C"]').click();
+    assert.match(await exam.locator('.progress').innerText(), /Question 3 of \d+ · 2 answered · 1 flagged/);
+    // Reload: the exam, its answers and its clock are kept.
+    await page.reload();
+    assert.match(await exam.locator('.progress').innerText(), /2 answered · 1 flagged/);
+    // Submitting with unanswered questions asks first.
+    await exam.getByRole('button', { name: 'Submit the exam' }).click();
+    assert.match(await exam.locator('.notice').innerText(), new RegExp(`${full - 2} questions unanswered, 1 flagged for review`));
+    await exam.getByRole('button', { name: 'Submit now' }).click();
+    await exam.locator('.pr-results').waitFor();
+    assert.match(await exam.locator('.score').innerText(), new RegExp(`^\\d+ of ${full} correct`));
+    const domains = await exam.locator('table').first().locator('tbody tr').count();
+    assert.ok(domains >= 2, `score by domain has ${domains} rows`);
+    await exam.getByRole('button', { name: /Review all answers/ }).click();
+    assert.equal(await exam.locator('.pr-review .q-card').count(), full);
+    assert.equal(await exam.locator('.pr-review .feedback').count(), full);
+    await exam.getByRole('button', { name: /Review flagged \(1\)/ }).click();
+    assert.equal(await exam.locator('.pr-review .q-card').count(), 1);
+    const axe = await new AxeBuilder({ page }).include('#mock-exam').options({ resultTypes: ['violations'] }).analyze();
+    assert.deepEqual(axe.violations.map((v) => v.id), []);
+
+    // Report the flagged question from the review.
+    const card = exam.locator('.pr-review .q-card').first();
+    await card.getByText('Report this question').click();
+    await card.getByLabel('What is wrong?').selectOption('ambiguous');
+    await card.getByLabel('Details (optional)').fill('B and C both fit the scenario');
+    await card.getByRole('button', { name: 'Send report' }).click();
+    await card.getByText(/Thank you: your report was received/).waitFor();
+    const reports = execFileSync(server.bin, ['reports', 'list', '--database', server.db], { encoding: 'utf8' });
+    assert.match(reports, /ambiguous\s+open\s+B and C both fit the scenario/);
+
+    // The exam's results feed the weak-area drill: it draws from the
+    // domain with the lowest score.
+    const results = await page.evaluate((slug) => JSON.parse(localStorage.getItem('certbank:results:' + slug)), SLUG);
+    const weakest = Object.entries(results).sort((a, b) => a[1][0] / a[1][1] - b[1][0] / b[1][1])[0][0];
+    await page.getByRole('button', { name: 'Practise my weakest areas' }).click();
+    await page.waitForFunction(() => /drawn from/.test(document.getElementById('api-status').textContent));
+    assert.match(await page.locator('#api-status').innerText(), new RegExp('drawn from ' + weakest.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
+    const drawn = await page.evaluate((slug) => JSON.parse(localStorage.getItem('certbank:apipractice:' + slug)).qs.map((q) => q.domain), SLUG);
+    assert.ok(drawn.length > 0 && drawn.every((d) => d === weakest), `drill drew ${drawn} for weakest ${weakest}`);
+    assert.deepEqual(page.errors, []);
+  });
+
+  it('draws the mock exam from the free sample without a key, and a second submission is refused', async () => {
+    const page = await newPage();
+    await page.goto(base + HUB);
+    const exam = page.locator('#mock-exam');
+    await exam.getByRole('radio', { name: /Half length/ }).check();
+    await exam.getByRole('button', { name: 'Start the mock exam' }).click();
+    await exam.locator('.q-card').waitFor();
+    assert.match(await exam.locator('.pr-run').innerText(), /free sample/);
+    const id = await page.evaluate((slug) => JSON.parse(localStorage.getItem('certbank:exam:' + slug)).id, SLUG);
+    await exam.getByRole('button', { name: 'Submit the exam' }).click();
+    await exam.getByRole('button', { name: 'Submit now' }).click();
+    await exam.locator('.pr-results').waitFor();
+    const again = await fetch(`${base}/api/v1/exam/${id}/answers`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"answers":{}}' });
+    assert.equal(again.status, 409);
+    assert.deepEqual(page.errors, []);
   });
 });
 

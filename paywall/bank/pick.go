@@ -2,6 +2,7 @@ package bank
 
 import (
 	"math/rand/v2"
+	"sort"
 
 	"github.com/certbank/certbank"
 )
@@ -104,6 +105,98 @@ func PickPage(cands []*Entry, offset, k int) Picker {
 			}
 			out = append(out, e)
 		}
+		return out
+	}
+}
+
+// Quotas splits n questions over domains in proportion to their weights by
+// largest remainder (ties to the earlier domain), never giving a domain more
+// than avail of it: a domain's shortfall goes to the others, again by
+// weight. The quotas sum to min(n, the sum of avail).
+func Quotas(weights, avail []int, n int) []int {
+	q := make([]int, len(weights))
+	total := 0
+	for _, a := range avail {
+		total += a
+	}
+	n = min(n, total)
+	for {
+		left := n
+		for _, x := range q {
+			left -= x
+		}
+		if left <= 0 {
+			return q
+		}
+		var open []int
+		w := 0
+		for i := range q {
+			if q[i] < avail[i] {
+				open = append(open, i)
+				w += weights[i]
+			}
+		}
+		weight := func(i int) int {
+			if w == 0 {
+				return 1 // only weightless domains are left: share equally
+			}
+			return weights[i]
+		}
+		sum := w
+		if w == 0 {
+			sum = len(open)
+		}
+		type rem struct{ i, r int }
+		var rems []rem
+		given := 0
+		for _, i := range open {
+			exact := left * weight(i)
+			add := min(exact/sum, avail[i]-q[i])
+			q[i] += add
+			given += add
+			if q[i] < avail[i] {
+				rems = append(rems, rem{i, exact % sum})
+			}
+		}
+		sort.SliceStable(rems, func(a, b int) bool { return rems[a].r > rems[b].r })
+		for _, r := range rems {
+			if given == left {
+				break
+			}
+			q[r.i]++
+			given++
+		}
+		if given == 0 {
+			return q // nothing more can be placed
+		}
+	}
+}
+
+// PickByDomain returns a Picker that draws quotas[i] random questions of
+// groups[i] for each domain i, within the unique-question rule shared over
+// all of them, and shuffles the result so that domains are interleaved as
+// on a real exam.
+func PickByDomain(groups [][]*Entry, quotas []int) Picker {
+	return func(seen Seen, newAllowed int) []*Entry {
+		var out []*Entry
+		taken := 0
+		for i, g := range groups {
+			if newAllowed == certbank.Unlimited {
+				out = append(out, Choose(g, quotas[i], nil)...)
+				continue
+			}
+			out = append(out, Choose(g, quotas[i], func(e *Entry) bool {
+				if seen.Has(e.Hash) {
+					return true
+				}
+				if taken < newAllowed {
+					taken++
+					return true
+				}
+				return false
+			})...)
+		}
+		rand.Shuffle(len(out), func(a, b int) { out[a], out[b] = out[b], out[a] })
 		return out
 	}
 }

@@ -309,3 +309,91 @@ func KeyFrom(ctx context.Context) *store.Key {
 	}
 	return nil
 }
+
+// ExamQuery is one mock-exam draw.
+type ExamQuery struct {
+	// Key draws from the whole bank, accounted; nil draws from the free
+	// sample and accounts nothing.
+	Key   *store.Key
+	Cert  *certbank.Certification
+	Count int // the exam's length in questions
+	// Arrival, if set, is the request's announcement (Arrive).
+	Arrival *quota.Arrival
+}
+
+// Exam draws a mock exam: q.Count questions of the certification (fewer if
+// it has fewer), spread over its domains by blueprint weight (bank.Quotas)
+// and shuffled. With a key it draws on the whole bank and is accounted as
+// one request of that many questions: the tier's unique-question allowance
+// must hold them (TierRequired otherwise, naming the tiers that do), but
+// not its per-request maximum, which is for draws, not exams. Without a
+// key it draws on the free sample.
+func (s *Service) Exam(ctx context.Context, q ExamQuery) (Result, error) {
+	res := Result{Now: s.now(), Picked: []*bank.Entry{}}
+	pool := s.ix.ByCert(q.Cert.Slug)
+	res.Source = "bank"
+	if q.Key == nil {
+		pool, res.Source = s.ix.Samples(q.Cert.Slug), "free_sample"
+	}
+	groups := make([][]*bank.Entry, len(q.Cert.Domains))
+	weights := make([]int, len(q.Cert.Domains))
+	avail := make([]int, len(q.Cert.Domains))
+	for i, d := range q.Cert.Domains {
+		weights[i] = d.Weight
+		for _, e := range pool {
+			if e.Q.Domain == d.Name {
+				groups[i] = append(groups[i], e)
+			}
+		}
+		avail[i] = len(groups[i])
+	}
+	quotas := bank.Quotas(weights, avail, q.Count)
+	n := 0
+	for _, x := range quotas {
+		n += x
+	}
+	res.Total = len(pool)
+	pick := bank.PickByDomain(groups, quotas)
+	if q.Key == nil {
+		res.Picked = pick(nil, certbank.Unlimited)
+		return res, nil
+	}
+	tier, _ := s.Tier(*q.Key, res.Now)
+	res.Tier = tier
+	if tier.UniqueQuestions != certbank.Unlimited {
+		if n > tier.UniqueQuestions {
+			return res, certbank.Errorf(certbank.TierRequired, "this %d-question exam needs a tier that allows at least %d different questions (%s); the %s tier allows %d",
+				n, n, strings.Join(s.tiersAllowing(n), " or "), tier.Title, tier.UniqueQuestions)
+		}
+		u, _, _, err := s.Usage(ctx, *q.Key)
+		if err != nil {
+			return res, err
+		}
+		seen := quota.SeenOf(&u)
+		seenIn := 0
+		for _, e := range pool {
+			if seen.Has(e.Hash) {
+				seenIn++
+			}
+		}
+		if left := max(tier.UniqueQuestions-u.SeenCount, 0); left+seenIn < n {
+			return res, certbank.Errorf(certbank.TierRequired, "this key may be served %d more new questions on the %s tier (it has seen %d of its %d), too few for this %d-question exam; take the half-length exam or upgrade to %s",
+				left, tier.Title, u.SeenCount, tier.UniqueQuestions, n, strings.Join(s.tiersAllowing(n+u.SeenCount), " or "))
+		}
+	}
+	return res, s.account(ctx, q.Key, q.Arrival, pick, &res)
+}
+
+// tiersAllowing names the tiers whose unique-question allowance holds n.
+func (s *Service) tiersAllowing(n int) []string {
+	var out []string
+	for _, t := range s.ix.Bank().Site.Tiers {
+		if t.UniqueQuestions == certbank.Unlimited || t.UniqueQuestions >= n {
+			out = append(out, t.Title)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{"a larger tier"}
+	}
+	return out
+}

@@ -24,14 +24,18 @@ import (
 	"github.com/certbank/certbank"
 	"github.com/certbank/certbank/paywall/bank"
 	"github.com/certbank/certbank/paywall/draw"
+	"github.com/certbank/certbank/paywall/learn"
 	"github.com/certbank/certbank/paywall/quota"
+	"github.com/certbank/certbank/paywall/store"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // Config is what the MCP server needs.
 type Config struct {
-	Draw   *draw.Service
+	Draw *draw.Service
+	// Learn runs mock exams, records graded answers and takes reports.
+	Learn  *learn.Service
 	Logger *slog.Logger
 	// Rejected, if set, is told the kind of each request a limit refused
 	// (for metrics).
@@ -166,13 +170,13 @@ func toolErr(format string, args ...any) error { return fmt.Errorf(format, args.
 func (s *server) newMCPServer() *mcp.Server {
 	srv := mcp.NewServer(s.implementation(), &mcp.ServerOptions{
 		SupportedProtocolVersions: certbank.MCPProtocolVersions(), // what the server card lists
-		Instructions:              "certbank serves IT certification practice questions. Call list_certifications to find a slug, get_practice_questions to draw questions (answers withheld by default), and check_answer to grade a learner's choice.",
+		Instructions:              "certbank serves IT certification practice questions. Call list_certifications to find a slug, get_practice_questions to draw questions (answers withheld by default), and check_answer to grade a learner's choice. For a timed, blueprint-weighted practice exam call start_mock_exam, then submit_mock_exam with all the answers; report_question tells the operators about a question that looks wrong.",
 	})
 	tool := func(name string) *mcp.Tool {
 		t, _ := certbank.LookupMCPTool(name)
 		f := false
 		return &mcp.Tool{Name: name, Title: t.Title, Description: t.Description,
-			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: true, IdempotentHint: t.Idempotent, OpenWorldHint: &f}}
+			Annotations: &mcp.ToolAnnotations{Title: t.Title, ReadOnlyHint: !t.Writes, IdempotentHint: t.Idempotent, OpenWorldHint: &f}}
 	}
 	mcp.AddTool(srv, tool(certbank.ToolListCertifications), func(ctx context.Context, _ *mcp.CallToolRequest, in listCertsIn) (*mcp.CallToolResult, listCertsOut, error) {
 		out := listCertsOut{Certifications: []certSummary{}}
@@ -213,6 +217,20 @@ func (s *server) newMCPServer() *mcp.Server {
 		out, err := s.check(ctx, in)
 		return nil, out, err
 	})
+	if s.cfg.Learn != nil {
+		mcp.AddTool(srv, tool(certbank.ToolStartMockExam), func(ctx context.Context, _ *mcp.CallToolRequest, in startExamIn) (*mcp.CallToolResult, startExamOut, error) {
+			out, err := s.startExam(ctx, in)
+			return nil, out, err
+		})
+		mcp.AddTool(srv, tool(certbank.ToolSubmitMockExam), func(ctx context.Context, _ *mcp.CallToolRequest, in submitExamIn) (*mcp.CallToolResult, ExamReport, error) {
+			out, err := s.submitExam(ctx, in)
+			return nil, out, err
+		})
+		mcp.AddTool(srv, tool(certbank.ToolReportQuestion), func(ctx context.Context, req *mcp.CallToolRequest, in reportIn) (*mcp.CallToolResult, reportOut, error) {
+			out, err := s.report(ctx, in)
+			return nil, out, err
+		})
+	}
 	for _, c := range s.ix.Certs() {
 		c := c
 		srv.AddResource(&mcp.Resource{URI: "certbank://certifications/" + c.Slug, Name: c.Slug, Title: c.Name, MIMEType: "application/json",
@@ -389,6 +407,13 @@ func (s *server) check(ctx context.Context, in checkIn) (checkOut, error) {
 	}
 	if ok, err := s.draw.MayCheck(ctx, draw.KeyFrom(ctx), e); err != nil || !ok {
 		return checkOut{}, toolErr("question %s was not served to you: without an API key only free-sample questions can be checked; with a key, questions the key has been served", e.Q.ID)
+	}
+	if s.cfg.Learn != nil {
+		// The statistics are worth less than the answer: a failure to
+		// record is logged.
+		if _, err := s.cfg.Learn.RecordAnswer(ctx, e, l, store.SourceMCP); err != nil {
+			s.cfg.Logger.Error("mcp check_answer: the answer was not recorded for the item statistics", "err", err)
+		}
 	}
 	return checkOut{QuestionID: e.Q.ID, Chosen: string(l), Correct: l == e.Q.Answer, CorrectAnswer: string(e.Q.Answer), Explanation: *e.Text().Explanation}, nil
 }

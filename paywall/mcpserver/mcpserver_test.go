@@ -284,7 +284,7 @@ func qid(slug string, i int) string {
 // answerOf is the stored answer of question i in testBank.
 func answerOf(i int) string { return string(certbank.Letters[i%4]) }
 
-var wantTools = []string{"check_answer", "get_exam_blueprint", "get_practice_questions", "list_certifications"}
+var wantTools = []string{"check_answer", "get_exam_blueprint", "get_practice_questions", "list_certifications", "report_question", "start_mock_exam", "submit_mock_exam"}
 
 func TestMCPToolsList(t *testing.T) {
 	e := newMCPEnv(t, testBank(12))
@@ -298,8 +298,9 @@ func TestMCPToolsList(t *testing.T) {
 			var names []string
 			for _, tl := range res.Tools {
 				names = append(names, tl.Name)
-				if tl.Annotations == nil || !tl.Annotations.ReadOnlyHint {
-					t.Errorf("%s: readOnlyHint is not true", tl.Name)
+				d, _ := certbank.LookupMCPTool(tl.Name)
+				if tl.Annotations == nil || tl.Annotations.ReadOnlyHint != !d.Writes {
+					t.Errorf("%s: readOnlyHint is not %v", tl.Name, !d.Writes)
 				}
 				if tl.Annotations != nil && (tl.Annotations.OpenWorldHint == nil || *tl.Annotations.OpenWorldHint) {
 					t.Errorf("%s: openWorldHint should be false", tl.Name)
@@ -339,7 +340,7 @@ func TestMCPToolsMatchDomain(t *testing.T) {
 		live = append(live, fmt.Sprintf("%s|%s|%s|ro=%v|idem=%v", tl.Name, tl.Title, tl.Description, tl.Annotations.ReadOnlyHint, tl.Annotations.IdempotentHint))
 	}
 	for _, tl := range certbank.MCPTools() {
-		want = append(want, fmt.Sprintf("%s|%s|%s|ro=true|idem=%v", tl.Name, tl.Title, tl.Description, tl.Idempotent))
+		want = append(want, fmt.Sprintf("%s|%s|%s|ro=%v|idem=%v", tl.Name, tl.Title, tl.Description, !tl.Writes, tl.Idempotent))
 	}
 	sameSet(t, "tools", live, want)
 	prompts, err := cs.ListPrompts(ctx, nil)
@@ -866,7 +867,7 @@ func TestMCPRawModern(t *testing.T) {
 			Tools      []map[string]any `json:"tools"`
 		} `json:"result"`
 	}
-	if err := json.Unmarshal(r.body, &tl); r.status != 200 || err != nil || len(tl.Result.Tools) != 4 || tl.Result.TTL == nil || tl.Result.CacheScope == "" {
+	if err := json.Unmarshal(r.body, &tl); r.status != 200 || err != nil || len(tl.Result.Tools) != len(certbank.MCPTools()) || tl.Result.TTL == nil || tl.Result.CacheScope == "" {
 		t.Errorf("modern tools/list: %d %s", r.status, r.body)
 	}
 

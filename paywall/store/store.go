@@ -13,7 +13,9 @@ import (
 )
 
 // Store is everything the service keeps across requests and instances: API
-// keys, usage state, the payments ledger and generic windowed counters. It is
+// keys, usage state, the payments ledger, what learners leave behind (mock
+// exams, anonymous graded answers, question reports) and generic windowed
+// counters. It is
 // implemented by paywall/sqlite (one instance, embedded) and paywall/postgres
 // (many instances sharing one server); paywall/storetest is the conformance
 // suite both pass.
@@ -25,6 +27,7 @@ type Store interface {
 	KeyStore
 	UsageStore
 	PaymentStore
+	LearnerStore
 	// Hit adds one to the counter called name in the window that starts at
 	// window and returns the new count. Counters of windows older than a
 	// day may be discarded. Concurrent hits are never lost.

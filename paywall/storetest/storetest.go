@@ -65,6 +65,12 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 			{"GetNotFound", testPaymentGetNotFound},
 			{"ListFilters", testPaymentList},
 		}},
+		{"Learner", []test{
+			{"ExamRoundTrip", testExamRoundTrip},
+			{"ExamFinishOnce", testExamFinishOnce},
+			{"Responses", testResponses},
+			{"Reports", testReports},
+		}},
 		{"Counters", []test{
 			{"CountsPerNameAndWindow", testHitCounts},
 			{"Concurrent", testHitConcurrent},
@@ -92,6 +98,7 @@ func RunMultiInstance(t *testing.T, open func(t *testing.T) (store.Store, store.
 		{"ReserveOnce", testMultiReserveOnce},
 		{"TransitionOnce", func(t *testing.T, a, b store.Store) { transitionOnce(t, []store.Store{a, b}) }},
 		{"HitShared", testMultiHitShared},
+		{"ExamFinishOnce", testMultiFinishOnce},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -49,6 +49,64 @@
   const minutes = (s) => { const m = Math.floor(s / 60), r = s % 60; return [m && m + ' min', (r || !m) && r + ' s'].filter(Boolean).join(' '); };
   const plural = (n, one) => n + ' ' + one + (n === 1 ? '' : 's');
 
+  // The learner's API key, kept by "practise with your API key" in this tab
+  // (sessionStorage) or, if they ticked "remember", this browser.
+  const KEY = 'certbank:apikey';
+  const apiKey = () => store.get(KEY, true) || store.get(KEY);
+
+  // call fetches a JSON endpoint of this site and never throws.
+  async function call(path, init = {}) {
+    try {
+      const res = await fetch(path, { ...init, headers: { accept: 'application/json', ...init.headers }, cache: 'no-store' });
+      const body = res.status === 204 ? {} : await res.json().catch(() => ({}));
+      return { ok: res.ok, status: res.status, body: body || {}, retry: +res.headers.get('Retry-After') || 0 };
+    } catch {
+      return { network: true, body: {} };
+    }
+  }
+  const post = (path, body, headers) => call(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+  // Results by domain, kept in this browser for the weak-area drill:
+  // {domain: [correct, answered]} per certification.
+  const RESULTS = 'certbank:results:';
+  function noteResult(cert, domain, ok) {
+    if (!cert || !domain) return;
+    const r = store.get(RESULTS + cert) || {};
+    const d = r[domain] || [0, 0];
+    r[domain] = [d[0] + (ok ? 1 : 0), d[1] + 1];
+    store.set(RESULTS + cert, r);
+  }
+  function weakest(cert) {
+    let w = null;
+    for (const [d, [ok, n]] of Object.entries(store.get(RESULTS + cert) || {})) {
+      if (n && (!w || ok / n < w.ok / w.n)) w = { domain: d, ok, n };
+    }
+    return w;
+  }
+
+  // reportControl lets a learner tell the operators that question id looks
+  // wrong: POST /api/v1/reports, no account.
+  const REASONS = [['wrong_key', 'The answer marked correct is wrong'], ['ambiguous', 'More than one answer fits'], ['outdated', 'Outdated for the current exam'], ['typo', 'Typo or unclear wording'], ['other', 'Something else']];
+  function reportControl(id) {
+    const f = 'rp' + ++uid;
+    const status = h('p', { role: 'status', class: 'hint' });
+    const form = h('form', { class: 'stack', novalidate: true },
+      h('div', { class: 'field' }, h('label', { for: f + 'r', text: 'What is wrong?' }),
+        h('select', { id: f + 'r' }, REASONS.map(([v, t]) => h('option', { value: v, text: t })))),
+      h('div', { class: 'field' }, h('label', { for: f + 't', text: 'Details (optional)' }), h('textarea', { id: f + 't', maxlength: '1000', rows: '3' })),
+      h('div', { class: 'toolbar' }, h('button', { type: 'submit', text: 'Send report' })), status);
+    form.onsubmit = async (e) => {
+      e.preventDefault();
+      status.textContent = 'Sending…';
+      const r = await post('/api/v1/reports', { question_id: id, reason: $(f + 'r').value, text: $(f + 't').value.trim() });
+      status.textContent = r.ok ? 'Thank you: your report was received and will be reviewed.'
+        : r.status === 429 ? 'You have sent many reports in the last hour; please try again later.'
+          : `The report could not be sent${r.body.error ? ': ' + r.body.error : ''}.`;
+      if (r.ok) form.querySelector('button').disabled = true;
+    };
+    return h('details', { class: 'report' }, h('summary', { text: 'Report this question' }), form);
+  }
+
   /* Quiz is one practice session over questions {id, stem, options[4],
      answer, explanation, domain, difficulty}, in a box element. Its state is
      saved under opts.key after every change and restored when the page loads. */
@@ -174,7 +232,7 @@
         const ok = chosen === q.answer;
         card.append(h('div', { class: 'feedback ' + (!chosen ? 'skip' : ok ? 'ok' : 'bad') }, h('p', {},
           h('strong', { text: !chosen ? `Not answered. The answer is ${q.answer}.` : ok ? `Correct: ${q.answer}.` : `Not quite: you chose ${chosen}, the answer is ${q.answer}.` }),
-          ' ' + q.explanation)));
+          ' ' + q.explanation)), reportControl(q.id));
       }
       if (!review) {
         card.append(h('div', { class: 'toolbar' }, h('button', {
@@ -189,6 +247,8 @@
       if (this.s.phase !== 'run' || this.s.ans[q.id]) return;
       this.s.ans[q.id] = letter;
       this.save();
+      noteResult(this.o.cert, q.domain, letter === q.answer);
+      post('/api/v1/answers', { question_id: q.id, answer: letter }); // anonymous, for the item statistics
       this.refresh(cardId, `[data-letter="${letter}"]`);
       announce((letter === q.answer ? `Correct: ${q.answer}. ` : `Not quite: the answer is ${q.answer}. `) + q.explanation);
     }
@@ -292,6 +352,24 @@
     }
   }
 
+  // The mock exam's code (exam.js) loads only when a learner starts an exam
+  // or has one in this browser, so a hub's first load stays light.
+  const hub = { h, btn, $, LETTERS, announce, focus, store, call, post, noteResult, reportControl, clock, plural, apiKey };
+  window.certbankHub = hub;
+  const examSec = $('mock-exam');
+  if (examSec) {
+    examSec.hidden = false;
+    let exam;
+    const open = () => exam || (exam = new Promise((ok, fail) => {
+      const el = h('script', { src: examSec.dataset.src });
+      el.onload = () => ok(new hub.MockExam($('exam-box'), examSec));
+      el.onerror = fail;
+      document.head.append(el);
+    }).catch(() => { exam = null; $('exam-error').textContent = 'The mock exam could not be loaded. Check your connection, then try again.'; }));
+    $('exam-start').onclick = async () => { const m = await open(); if (m) m.start($('exam-half').checked ? 'half' : 'full'); };
+    if (store.get('certbank:exam:' + examSec.dataset.cert)) open();
+  }
+
   // --- the free sample, read from the static list (no second download) -----
   const box = $('practice');
   const list = $('sample-list');
@@ -313,7 +391,7 @@
       const toggle = h('button', { type: 'button', 'aria-expanded': 'false', 'aria-controls': 'sample-list', text: label() });
       toggle.onclick = () => { list.hidden = !list.hidden; toggle.setAttribute('aria-expanded', !list.hidden); toggle.textContent = label(); };
       list.before(h('p', {}, toggle));
-      new Quiz(box, { key: 'certbank:practice:' + box.dataset.cert, questions, seconds: +box.dataset.seconds || 0, title: 'Practise the free sample' });
+      new Quiz(box, { key: 'certbank:practice:' + box.dataset.cert, cert: box.dataset.cert, questions, seconds: +box.dataset.seconds || 0, title: 'Practise the free sample' });
       box.hidden = false;
     }
   }
@@ -324,7 +402,6 @@
   if (api) setTimeout(() => apiPractice(api), 0);
 
   function apiPractice(api) {
-    const KEY = 'certbank:apikey';
     const QKEY = 'certbank:apipractice:' + api.dataset.cert;
     const err = $('api-error');
     const keyForm = $('key-form');
@@ -332,7 +409,7 @@
     const quizBox = $('api-quiz');
     api.hidden = false;
 
-    const getKey = () => store.get(KEY, true) || store.get(KEY);
+    const getKey = apiKey;
     function setKey(k) {
       store.del(KEY);
       store.set(KEY, k, !remember.checked); // sessionStorage unless "remember" is ticked
@@ -361,16 +438,6 @@
 
     // call fetches a JSON endpoint of this site and never throws; keyed sends the key.
     const keyed = (path) => call(path, { headers: { 'x-api-key': getKey() } });
-    async function call(path, init = {}) {
-      try {
-        const res = await fetch(path, { ...init, headers: { accept: 'application/json', ...init.headers }, cache: 'no-store' });
-        const body = await res.json().catch(() => ({}));
-        return { ok: res.ok, status: res.status, body: body || {}, retry: +res.headers.get('Retry-After') || 0 };
-      } catch {
-        return { network: true, body: {} };
-      }
-    }
-
     // explain turns a failed call into plain words and what to do next.
     function explain(r, what) {
       const code = r.body.code;
@@ -412,12 +479,12 @@
     }
 
     function startApiQuiz(qs) {
-      new Quiz(quizBox, { key: QKEY, questions: qs, keepQuestions: true, seconds: +api.dataset.seconds || 0, title: `Practise your ${plural(qs.length, 'drawn question')}` }).save();
+      new Quiz(quizBox, { key: QKEY, cert: api.dataset.cert, questions: qs, keepQuestions: true, seconds: +api.dataset.seconds || 0, title: `Practise your ${plural(qs.length, 'drawn question')}` }).save();
     }
 
-    async function draw() {
+    async function draw(domain) {
       say('Drawing questions…');
-      const r = await keyed(`/api/v1/questions?certification=${api.dataset.cert}&limit=${api.dataset.limit}&include_answer=true`);
+      const r = await keyed(`/api/v1/questions?certification=${api.dataset.cert}&limit=${api.dataset.limit}&include_answer=true` + (domain ? '&domain=' + encodeURIComponent(domain) : ''));
       if (r.status !== 401) usage();
       if (!r.ok) return say(explain(r, 'draw questions'), true);
       const qs = (r.body.data || []).filter((q) => q.options && q.correct_answer).map((q) => ({
@@ -427,7 +494,7 @@
       if (!qs.length) return say(['No questions came back for this exam. Try again later.'], true);
       store.del(QKEY);
       startApiQuiz(qs);
-      say(`${plural(qs.length, 'new question')} drawn.`);
+      say(`${plural(qs.length, 'new question')} drawn` + (domain ? ` from ${domain}, your weakest domain so far.` : '.'));
       focus(quizBox.querySelector('h3'));
     }
 
@@ -439,7 +506,13 @@
       $('api-key').value = '';
       draw();
     };
-    $('api-draw').onclick = draw;
+    $('api-draw').onclick = () => draw();
+    $('api-weak').onclick = () => {
+      const w = weakest(api.dataset.cert);
+      if (!w) return say(['Answer some practice or mock exam questions first: the drill draws from the domain where you scored lowest.'], true);
+      say(`Your weakest domain: ${w.domain}, ${w.ok} of ${w.n} correct (${pct(w.ok, w.n)}%).`);
+      draw(w.domain);
+    };
     $('api-usage').onclick = async () => { say('Checking your quota…'); if ((await usage()).ok) { say('Quota updated.'); focus($('quota-heading')); } };
     function forget() {
       store.del(KEY);

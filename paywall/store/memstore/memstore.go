@@ -41,12 +41,16 @@ type Store struct {
 	months   map[monthKey][2]int // requests, questions
 	payments map[payKey]store.Payment
 	hits     map[hitKey]int
+	exams    map[string]store.Exam
+	resps    []store.Response
+	reports  map[string]store.Report
 }
 
 // New returns an empty store.
 func New() *Store {
 	return &Store{keys: map[string]store.Key{}, usage: map[string]usage{}, months: map[monthKey][2]int{},
-		payments: map[payKey]store.Payment{}, hits: map[hitKey]int{}}
+		payments: map[payKey]store.Payment{}, hits: map[hitKey]int{},
+		exams: map[string]store.Exam{}, reports: map[string]store.Report{}}
 }
 
 var _ store.Store = (*Store)(nil)
