@@ -17,7 +17,9 @@ if (!url) {
   throw new Error("set MCP_URL to the server's /api/mcp URL (run.sh does)");
 }
 const base = new URL(url).origin;
-const TOOLS = ["check_answer", "get_exam_blueprint", "get_practice_questions", "list_certifications"];
+const TOOLS = ["check_answer", "get_exam_blueprint", "get_practice_questions", "list_certifications", "report_question", "start_mock_exam", "submit_mock_exam"];
+// The tools that store something (a mock exam, its grading, a report); the others only read.
+const WRITES = new Set(["report_question", "start_mock_exam", "submit_mock_exam"]);
 
 let key = process.env.MCP_API_KEY || "";
 const clients = [];
@@ -83,12 +85,12 @@ test("both clients negotiated 2025-11-25 with the certbank server", () => {
   }
 });
 
-test("tools/list: the four read-only tools with input and output schemas", async () => {
+test("tools/list: the seven tools, readOnlyHint on the four that only read, with input and output schemas", async () => {
   for (const c of [anon, keyed]) {
     const { tools } = await c.listTools();
     assert.deepEqual(tools.map((t) => t.name).sort(), TOOLS);
     for (const t of tools) {
-      assert.equal(t.annotations?.readOnlyHint, true, `${t.name} readOnlyHint`);
+      assert.equal(t.annotations?.readOnlyHint, !WRITES.has(t.name), `${t.name} readOnlyHint`);
       assert.equal(t.inputSchema?.type, "object", `${t.name} inputSchema`);
       assert.equal(t.outputSchema?.type, "object", `${t.name} outputSchema`);
       assert.ok(t.description.length > 20, `${t.name} description`);
@@ -157,6 +159,24 @@ test("with a key: the whole bank under the tier, counted", async () => {
   const graded = await call(keyed, "check_answer", { question_id: served.id, answer: "B" });
   assert.equal(graded.correct, graded.correct_answer === "B");
   await callErr(anon, "check_answer", { question_id: served.id, answer: "B" }, "free-sample");
+});
+
+test("a mock exam from the free sample, graded once; a full exam is beyond a Free key; a report", async () => {
+  const ex = await call(anon, "start_mock_exam", { certification: slug, length: "half" });
+  assert.equal(ex.source, "free_sample");
+  assert.ok(ex.exam_id && ex.questions.length > 0 && ex.minutes > 0, JSON.stringify(ex).slice(0, 300));
+  assert.ok(ex.questions.every((q) => q.answer === undefined && q.explanation === undefined), "exam questions carry no answers");
+  const answers = Object.fromEntries(ex.questions.map((q) => [q.id, "A"]));
+  const rep = await call(anon, "submit_mock_exam", { exam_id: ex.exam_id, answers });
+  assert.equal(rep.score.total, ex.questions.length);
+  assert.equal(rep.answered, ex.questions.length);
+  assert.ok(rep.by_domain.length > 0 && rep.questions.every((q) => q.explanation.length > 0));
+  await callErr(anon, "submit_mock_exam", { exam_id: ex.exam_id, answers }, "already graded");
+  const bp = await call(anon, "get_exam_blueprint", { certification: slug });
+  if (bp.exam_questions > 50) await callErr(keyed, "start_mock_exam", { certification: slug, length: "full" }, "tier"); // a Free key sees at most 50 different questions
+  const r = await call(anon, "report_question", { question_id: ex.questions[0].id, reason: "typo", text: "TS interop" });
+  assert.equal(r.status, "open");
+  await callErr(anon, "report_question", { question_id: ex.questions[0].id, reason: "bored" }, "wrong_key");
 });
 
 test("bad arguments are tool errors with helpful text; an unknown tool is a protocol error", async () => {
