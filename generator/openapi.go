@@ -283,7 +283,8 @@ func openAPI(m *model) obj {
 		"explanation": obj{"type": []string{"string", "null"}, "description": "Present only when include_answer=true."},
 	}}
 	// A free feed question is a paid one with its references.
-	freeProps := obj{"references": obj{"type": "array", "items": obj{"type": "string"}, "description": "Sources a learner can read further in."}}
+	freeProps := obj{"references": obj{"type": "array", "items": obj{"type": "string"}, "description": "Sources a learner can read further in."},
+		"calibrated": obj{"type": "boolean", "description": "Present (true) when the difficulty was measured from learners' answers, not only rated."}}
 	for k, v := range question["properties"].(obj) {
 		freeProps[k] = v
 	}
