@@ -360,9 +360,9 @@ describe('mock exam, weak-area drill and question reports (live API)', () => {
     await exam.locator('button[data-letter="B"]').focus();
     await page.keyboard.press('Enter');
     assert.equal(await exam.locator('button[data-letter="B"]').getAttribute('aria-pressed'), 'true');
-    await exam.getByRole('button', { name: 'Next' }).click();
-    await exam.getByRole('button', { name: 'Flag for review' }).click();
-    await exam.getByRole('button', { name: 'Next' }).click();
+    await exam.getByRole('button', { name: 'Next', exact: true }).click();
+    await exam.getByRole('button', { name: 'Flag for review', exact: true }).click();
+    await exam.getByRole('button', { name: 'Next', exact: true }).click();
     await exam.locator('button[data-letter="C"]').click();
     assert.match(await exam.locator('.progress').innerText(), /Question 3 of \d+ · 2 answered · 1 flagged/);
     // Reload: the exam, its answers and its clock are kept.

@@ -491,7 +491,7 @@
       new Quiz(quizBox, { key: QKEY, cert: api.dataset.cert, questions: qs, keepQuestions: true, seconds: +api.dataset.seconds || 0, title: `Practise your ${plural(qs.length, 'drawn question')}` }).save();
     }
 
-    async function draw(domain) {
+    async function draw(domain, note = '') {
       say('Drawing questions…');
       const r = await keyed(`/api/v1/questions?certification=${api.dataset.cert}&limit=${api.dataset.limit}&include_answer=true` + (domain ? '&domain=' + encodeURIComponent(domain) : ''));
       if (r.status !== 401) usage();
@@ -503,7 +503,7 @@
       if (!qs.length) return say(['No questions came back for this exam. Try again later.'], true);
       store.del(QKEY);
       startApiQuiz(qs);
-      say(`${plural(qs.length, 'new question')} drawn` + (domain ? ` from ${domain}, your weakest domain so far.` : '.'));
+      say(`${plural(qs.length, 'new question')} drawn` + (domain ? ` from ${domain}, your weakest domain so far.` + note : '.'));
       focus(quizBox.querySelector('h3'));
     }
 
@@ -519,8 +519,7 @@
     $('api-weak').onclick = () => {
       const w = weakest(api.dataset.cert);
       if (!w) return say(['Answer some practice or mock exam questions first: the drill draws from the domain where you scored lowest.'], true);
-      say(`Your weakest domain: ${w.domain}, ${w.ok} of ${w.n} correct (${pct(w.ok, w.n)}%)` + (w.objective ? `; weakest objective there: ${w.objective.code}, ${w.objective.ok} of ${w.objective.n}.` : '.'));
-      draw(w.domain);
+      draw(w.domain, ` You have ${w.ok} of ${w.n} right there (${pct(w.ok, w.n)}%)` + (w.objective ? `; weakest objective there: ${w.objective.code}, ${w.objective.ok} of ${w.objective.n}.` : '.'));
     };
     $('api-usage').onclick = async () => { say('Checking your quota…'); if ((await usage()).ok) { say('Quota updated.'); focus($('quota-heading')); } };
     function forget() {
