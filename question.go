@@ -152,6 +152,20 @@ type Question struct {
 	References    []string       `json:"references,omitempty"`
 	Verifications []Verification `json:"verifications,omitempty"`
 	Calibrations  []Calibration  `json:"calibrations,omitempty"`
+	// Measured is the difficulty measured from learners' answers, once an
+	// operator accepted it (certbank items apply); the label then equals
+	// its Difficulty.
+	Measured *Measurement `json:"measured,omitempty"`
+}
+
+// Measurement is a question's difficulty measured from learners' graded
+// answers: the share correct P over Responses, the label P maps to, and
+// the date the operator accepted it.
+type Measurement struct {
+	Responses  int        `json:"responses"`
+	P          float64    `json:"p"`
+	Difficulty Difficulty `json:"difficulty"`
+	Date       string     `json:"date"`
 }
 
 // QualityPolicy decides which questions are published to the paid and keyed

@@ -247,7 +247,7 @@ func checkCatalogCerts(t *testing.T, c *generator.Content, facts fixtureFacts, o
 			{"free_sample", "url"}, {"study_hub", "url"}, {"paid_rest", "url"}, {"paid_x402", "url"},
 			{"paid_offers", "array"},
 		}
-		optional := []field{{"paid_offers_note", "string"}}
+		optional := []field{{"paid_offers_note", "string"}, {"calibrated_questions", "integer"}}
 		var ce map[string]any
 		if cert.Status == certbank.Retiring {
 			retiring++

@@ -242,8 +242,17 @@ func lintCues(q *certbank.Question, add func(rule, format string, args ...any)) 
 }
 
 // lintCalibration adds a finding for each calibration rating that
-// contradicts q's label, and for recall questions labelled above easy.
+// contradicts q's label, and for recall questions labelled above easy; for
+// a question with a measured difficulty, only when the label differs from it.
 func lintCalibration(q *certbank.Question, add func(rule, format string, args ...any)) {
+	if m := q.Measured; m != nil {
+		// Learners' answers outrank a rater's judgement: only the
+		// measured label counts.
+		if m.Difficulty != q.Difficulty {
+			add("calibration", "labelled %s but measured %s from %d learners' answers (p %.2f); relabel it %s or run certbank items apply", q.Difficulty, m.Difficulty, m.Responses, m.P, m.Difficulty)
+		}
+		return
+	}
 	for _, c := range q.Calibrations {
 		switch {
 		case c.Difficulty.Rank() >= 0 && c.Miscalibrated(q.Difficulty):

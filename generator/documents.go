@@ -84,6 +84,9 @@ type catalogCertDoc struct {
 	PaidOffers     []certbank.Offer `json:"paid_offers"`
 	PaidOffersNote string           `json:"paid_offers_note,omitempty"`
 	ExamNote       string           `json:"exam_note,omitempty"`
+	// Calibrated counts the published questions whose difficulty was
+	// measured from learners' answers (certbank items apply).
+	Calibrated int `json:"calibrated_questions,omitempty"`
 }
 
 type difficultyDoc struct {
@@ -167,6 +170,11 @@ func catalog(m *model) catalogDoc {
 			PaidX402:   c.X402URL,
 			PaidOffers: c.Offers,
 		}
+		for _, q := range c.Published {
+			if q.Measured != nil {
+				e.Calibrated++
+			}
+		}
 		e.PaidOffersNote = c.OffersNote
 		if c.Cert.Status == certbank.Retiring {
 			e.ExamNote = c.Cert.ExamNote
@@ -226,6 +234,9 @@ type feedQuestion struct {
 	Answer      string            `json:"answer"`
 	Explanation string            `json:"explanation"`
 	References  []string          `json:"references,omitempty"`
+	// Calibrated is set when the difficulty was measured from learners'
+	// answers (certbank items apply) rather than only rated.
+	Calibrated bool `json:"calibrated,omitempty"`
 }
 
 type feedMore struct {
@@ -262,6 +273,7 @@ func feed(m *model, c *certStats) feedDoc {
 		d.Questions = append(d.Questions, feedQuestion{
 			ID: q.ID, Question: q.Stem, Options: optionsMap(q.Options), Difficulty: string(q.Difficulty),
 			Domain: q.Domain, Answer: string(q.Answer), Explanation: q.Explanation, References: q.References,
+			Calibrated: q.Measured != nil,
 		})
 	}
 	return d

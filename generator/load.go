@@ -448,7 +448,7 @@ func parseCertification(r *reader, data []byte, slug string) certbank.Certificat
 	return c
 }
 
-var questionFields = []string{"id", "domain", "objective", "tests", "difficulty", "question", "options", "answer", "explanation", "references", "verification", "calibration"}
+var questionFields = []string{"id", "domain", "objective", "tests", "difficulty", "question", "options", "answer", "explanation", "references", "verification", "calibration", "measured"}
 
 // Bounds of a question's tests line.
 const minTests, maxTests = 10, 140
@@ -588,6 +588,29 @@ func parseQuestion(r *reader, n *yaml.Node, cert *certbank.Certification) certba
 			cal.Level = lvl
 		}
 		q.Calibrations = append(q.Calibrations, cal)
+	}
+	if mn := m["measured"]; mn != nil {
+		const mw = "measured"
+		mm := r.fields(mn, mw, "responses", "p", "difficulty", "date")
+		ms := &certbank.Measurement{Responses: r.integer(mm, mn, "responses", mw, true, false), Date: r.date(mm, mn, "date", mw, true)}
+		if ps := r.str(mm, mn, "p", mw, true); ps != "" {
+			p, err := strconv.ParseFloat(ps, 64)
+			if err != nil || p < 0 || p > 1 {
+				r.add(mm["p"], "measured p %q must be a share from 0 to 1", ps)
+			}
+			ms.P = p
+		}
+		if d := r.str(mm, mn, "difficulty", mw, true); d != "" {
+			diff, err := certbank.ParseDifficulty(d)
+			if err != nil {
+				r.add(mm["difficulty"], "measured difficulty %q must be easy, medium or hard", d)
+			}
+			ms.Difficulty = diff
+		}
+		if ms.Responses < 1 && mm != nil {
+			r.add(mn, "measured responses must be at least 1")
+		}
+		q.Measured = ms
 	}
 	return q
 }

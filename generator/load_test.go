@@ -345,6 +345,8 @@ func TestLoadProblems(t *testing.T) {
 			[]string{cissp + `:13: objective code "2.1 Classify" must look like`, qb + `:13: objective "2.1" is not an objective of cissp`}},
 		{"bad calibration", []edit{replace(in(qb), "    objective:", "    calibration:\n      - rater: r1\n        difficulty: brutal\n        level: recall\n        date: 2026-11-25\n      - rater: r2\n        difficulty: easy\n        level: memorise\n        date: 2026-11-25\n    objective:")},
 			[]string{qb + `:15: calibration difficulty "brutal" must be easy, medium or hard`, qb + `:20: calibration level "memorise" must be recall, apply or analyse`}},
+		{"bad measurement", []edit{replace(in(qb), "    objective:", "    measured:\n      responses: 0\n      p: 1.4\n      difficulty: brutal\n      date: 2026-13-01\n    objective:")},
+			[]string{qb + `:14: measured responses must be at least 1`, qb + `:15: measured p "1.4" must be a share from 0 to 1`, qb + `:16: measured difficulty "brutal" must be easy, medium or hard`, qb + `:17: "date" in measured must be a date`}},
 		{"bad target_questions", []edit{replace(in(cissp), "exam_questions: 150\n", "exam_questions: 150\ntarget_questions: 0\n")},
 			[]string{cissp + `:7: target_questions must be at least 1`}},
 		{"field twice", []edit{replace(in(qa), "    difficulty: easy\n", "    difficulty: easy\n    difficulty: hard\n")},

@@ -283,7 +283,8 @@ func openAPI(m *model) obj {
 		"explanation": obj{"type": []string{"string", "null"}, "description": "Present only when include_answer=true."},
 	}}
 	// A free feed question is a paid one with its references.
-	freeProps := obj{"references": obj{"type": "array", "items": obj{"type": "string"}, "description": "Sources a learner can read further in."}}
+	freeProps := obj{"references": obj{"type": "array", "items": obj{"type": "string"}, "description": "Sources a learner can read further in."},
+		"calibrated": obj{"type": "boolean", "description": "Present (true) when the difficulty was measured from learners' answers, not only rated."}}
 	for k, v := range question["properties"].(obj) {
 		freeProps[k] = v
 	}
@@ -342,6 +343,7 @@ func openAPI(m *model) obj {
 			"certification": obj{"type": "object", "required": []string{"name", "slug", "provider"}, "properties": obj{
 				"name": obj{"type": "string"}, "slug": obj{"type": "string"}, "provider": obj{"type": "string"},
 			}},
+			"objective":      obj{"type": "string", "description": "The exam guide objective the question tests, e.g. \"2.3\"."},
 			"correct_answer": obj{"type": "string", "enum": []string{"A", "B", "C", "D"}, "description": "Omitted in quiz mode."},
 			"explanation":    obj{"type": "string", "description": "Omitted in quiz mode."},
 		}},
@@ -424,7 +426,7 @@ func openAPI(m *model) obj {
 			"by_domain": obj{"type": "array", "items": ref("Tally")}, "by_difficulty": obj{"type": "array", "items": ref("Tally")},
 			"questions": obj{"type": "array", "items": obj{"type": "object", "required": []string{"id", "question", "options", "domain", "difficulty", "chosen", "correct_answer", "correct", "explanation"}, "additionalProperties": false, "properties": obj{
 				"id": obj{"type": "string"}, "question": obj{"type": "string"}, "options": ref("Options"),
-				"domain": obj{"type": "string"}, "difficulty": obj{"type": "string", "enum": []string{"easy", "medium", "hard"}},
+				"domain": obj{"type": "string"}, "objective": obj{"type": "string"}, "difficulty": obj{"type": "string", "enum": []string{"easy", "medium", "hard"}},
 				"chosen":         obj{"type": []string{"string", "null"}, "enum": []any{"A", "B", "C", "D", nil}, "description": "null when unanswered"},
 				"correct_answer": obj{"type": "string", "enum": []string{"A", "B", "C", "D"}}, "correct": obj{"type": "boolean"},
 				"explanation": obj{"type": "string"},

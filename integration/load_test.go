@@ -366,6 +366,7 @@ func TestLoadKeyedJSONShape(t *testing.T) {
 		Difficulty    string            `json:"difficulty"`
 		Domain        string            `json:"domain"`
 		Certification cert              `json:"certification"`
+		Objective     string            `json:"objective,omitempty"`
 		CorrectAnswer string            `json:"correct_answer,omitempty"`
 		Explanation   string            `json:"explanation,omitempty"`
 	}
@@ -387,7 +388,7 @@ func TestLoadKeyedJSONShape(t *testing.T) {
 			c, _ := bank.Certification(q.Certification)
 			want := question{ID: q.ID, Question: q.Stem, Difficulty: string(q.Difficulty), Domain: q.Domain,
 				Options:       map[string]string{"A": q.Options[0], "B": q.Options[1], "C": q.Options[2], "D": q.Options[3]},
-				Certification: cert{c.Name, c.Slug, c.Provider}}
+				Certification: cert{c.Name, c.Slug, c.Provider}, Objective: q.Objective}
 			if include {
 				want.CorrectAnswer, want.Explanation = string(q.Answer), q.Explanation
 			}

@@ -135,6 +135,7 @@ type gradedQuestion struct {
 	Question      string            `json:"question"`
 	Options       map[string]string `json:"options"`
 	Domain        string            `json:"domain"`
+	Objective     string            `json:"objective,omitempty"`
 	Difficulty    string            `json:"difficulty"`
 	Chosen        *string           `json:"chosen"`
 	CorrectAnswer string            `json:"correct_answer"`
@@ -161,7 +162,7 @@ func reportJSON(rep learn.Report) examReport {
 	out.Score.Name = "total"
 	for _, g := range rep.Questions {
 		t := g.Entry.Text()
-		q := gradedQuestion{ID: t.ID, Question: t.Question, Options: t.Options, Domain: t.Domain, Difficulty: t.Difficulty,
+		q := gradedQuestion{ID: t.ID, Question: t.Question, Options: t.Options, Domain: t.Domain, Objective: g.Entry.Q.Objective, Difficulty: t.Difficulty,
 			CorrectAnswer: string(g.Entry.Q.Answer), Correct: g.Correct}
 		if t.Explanation != nil {
 			q.Explanation = *t.Explanation

@@ -89,6 +89,9 @@ type Miscalibrated struct {
 // certbank lint --strict enforces: Calibration.Miscalibrated, or rated
 // recall while labelled above easy.
 func contradicts(c certbank.Calibration, q *certbank.Question) bool {
+	if q.Measured != nil {
+		return q.Measured.Difficulty != q.Difficulty
+	}
 	return c.Difficulty.Rank() >= 0 && c.Miscalibrated(q.Difficulty) ||
 		c.Level == certbank.Recall && q.Difficulty != certbank.Easy
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/certbank/certbank/generator"
 	"github.com/certbank/certbank/items"
 	"github.com/certbank/certbank/paywall/store"
+	"github.com/certbank/certbank/verify"
 	"github.com/spf13/cobra"
 )
 
@@ -124,6 +125,8 @@ type itemsOptions struct {
 	min                int
 	flagged, json      bool
 	since              string
+	dryRun             bool   // apply: write nothing
+	date               string // apply: the measurement's date
 }
 
 func (a *app) newItemsCmd() *cobra.Command {
@@ -144,7 +147,30 @@ difficulty from p (easy from %.2f, hard below %.2f, medium between).`,
 			items.MinResponses, items.PLow, items.PHigh, items.EasyFrom, items.HardBelow),
 		RunE: func(c *cobra.Command, _ []string) error { return a.runItems(c.Context(), o) },
 	}
-	f := cmd.Flags()
+	apply := &cobra.Command{
+		Use:   "apply [--certification SLUG] [--min-responses N] [--dry-run]",
+		Short: "Accept the proposed difficulties: relabel the questions and record the measurement in their YAML",
+		Long: `For every question with at least --min-responses answers, sets its difficulty label to
+the one its share correct proposes and records the measurement in the question file
+(edited in place, like verify import):
+
+    measured:
+      responses: 112
+      p: 0.31
+      difficulty: hard
+      date: 2026-12-01
+
+The build then publishes these questions as calibrated (calibrated: true in the free
+sample feed, calibrated_questions in catalog.json), and certbank lint checks the label
+against the measurement instead of the raters' judgement. --dry-run prints what would
+change and writes nothing.`,
+		RunE: func(c *cobra.Command, _ []string) error { return a.runItemsApply(c.Context(), o) },
+	}
+	apply.Flags().BoolVar(&o.dryRun, "dry-run", false, "print the changes, write nothing")
+	apply.Flags().StringVar(&o.date, "date", "", "date of the measurement, YYYY-MM-DD (default today)")
+	cmd.AddCommand(apply)
+	apply.Args = wrapArgs(apply.Args)
+	f := cmd.PersistentFlags()
 	f.StringVar(&o.content, "content", a.envDefault("CERTBANK_CONTENT", "content"), "content directory")
 	f.StringVar(&o.dsn, "database", a.envDefault("CERTBANK_DATABASE", defaultDatabase), "sqlite:PATH or a postgres:// URL (env CERTBANK_DATABASE)")
 	f.StringVar(&o.slug, "certification", "", "only this certification")
@@ -170,24 +196,26 @@ type itemJSON struct {
 	Source         string             `json:"source"`
 }
 
-func (a *app) runItems(ctx context.Context, o *itemsOptions) error {
+// itemStats loads the content and the recorded answers and computes the
+// statistics of the questions o selects, with each question's file:line.
+func (a *app) itemStats(ctx context.Context, o *itemsOptions) ([]items.Stat, map[string]generator.Source, int, error) {
 	if o.min < 1 {
-		return usagef("--min-responses must be at least 1")
+		return nil, nil, 0, usagef("--min-responses must be at least 1")
 	}
 	var since time.Time
 	if o.since != "" {
 		t, err := time.Parse(time.DateOnly, o.since)
 		if err != nil {
-			return usagef("--since %q must be a date like 2026-12-01", o.since)
+			return nil, nil, 0, usagef("--since %q must be a date like 2026-12-01", o.since)
 		}
 		since = t
 	}
 	if st, err := os.Stat(o.content); err != nil || !st.IsDir() {
-		return usagef("content directory %q not found; pass --content DIR", o.content)
+		return nil, nil, 0, usagef("content directory %q not found; pass --content DIR", o.content)
 	}
 	c, err := generator.Load(os.DirFS(o.content), o.content)
 	if err != nil {
-		return err
+		return nil, nil, 0, err
 	}
 	var qs []*certbank.Question
 	where := map[string]generator.Source{}
@@ -202,7 +230,7 @@ func (a *app) runItems(ctx context.Context, o *itemsOptions) error {
 		}
 	}
 	if o.slug != "" && len(qs) == 0 {
-		return usagef("no questions of certification %q in %s", o.slug, o.content)
+		return nil, nil, 0, usagef("no questions of certification %q in %s", o.slug, o.content)
 	}
 	var rs []items.Response
 	err = withStore(ctx, o.dsn, func(st store.Store) error {
@@ -213,9 +241,16 @@ func (a *app) runItems(ctx context.Context, o *itemsOptions) error {
 		return err
 	})
 	if err != nil {
+		return nil, nil, 0, err
+	}
+	return items.Analyse(qs, rs, o.min), where, len(rs), nil
+}
+
+func (a *app) runItems(ctx context.Context, o *itemsOptions) error {
+	stats, where, answers, err := a.itemStats(ctx, o)
+	if err != nil {
 		return err
 	}
-	stats := items.Analyse(qs, rs, o.min)
 	if o.flagged {
 		var keep []items.Stat
 		for _, s := range stats {
@@ -249,7 +284,7 @@ func (a *app) runItems(ctx context.Context, o *itemsOptions) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(out)
 	}
-	fmt.Fprintf(a.stdout, "%d answers recorded; %d questions answered\n", len(rs), len(stats))
+	fmt.Fprintf(a.stdout, "%d answers recorded; %d questions answered\n", answers, len(stats))
 	if len(stats) == 0 {
 		return nil
 	}
@@ -279,3 +314,48 @@ func orDash(s string) string {
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// runItemsApply relabels the questions with enough answers to the
+// difficulty their share correct proposes and records the measurement.
+func (a *app) runItemsApply(ctx context.Context, o *itemsOptions) error {
+	date := o.date
+	if date == "" {
+		date = time.Now().UTC().Format(time.DateOnly)
+	} else if _, err := time.Parse(time.DateOnly, date); err != nil {
+		return usagef("--date %q must be a date like 2026-12-01", date)
+	}
+	stats, where, _, err := a.itemStats(ctx, o)
+	if err != nil {
+		return err
+	}
+	var ms []verify.Measured
+	relabel := 0
+	for _, s := range stats {
+		if s.Proposed == "" {
+			continue
+		}
+		ms = append(ms, verify.Measured{ID: s.ID, M: certbank.Measurement{Responses: s.Responses, P: round3(s.P), Difficulty: s.Proposed, Date: date}})
+		if s.Proposed != s.Label {
+			relabel++
+			fmt.Fprintf(a.stdout, "%s:%d: %s: %s -> %s (p %.2f over %d answers)\n", where[s.ID].File, where[s.ID].Line, s.ID, s.Label, s.Proposed, s.P, s.Responses)
+		}
+	}
+	if len(ms) == 0 {
+		fmt.Fprintf(a.stdout, "no question has %d answers yet; nothing to apply\n", o.min)
+		return nil
+	}
+	if o.dryRun {
+		fmt.Fprintf(a.stdout, "would record %d measured difficulties (%d relabelled); nothing written (--dry-run)\n", len(ms), relabel)
+		return nil
+	}
+	b, err := verify.Open(o.content)
+	if err != nil {
+		return verifyErr(err)
+	}
+	files, err := b.Measure(ms)
+	if err != nil {
+		return verifyErr(err)
+	}
+	fmt.Fprintf(a.stdout, "recorded %d measured difficulties (%d relabelled) in %d file(s)\n", len(ms), relabel, len(files))
+	return nil
+}

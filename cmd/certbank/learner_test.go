@@ -176,6 +176,72 @@ func TestItemsOnSimulatedCohort(t *testing.T) {
 	if r := cli(t, nil, "items", "--content", content, "--database", dsn, "--min-responses", "0"); r.code != exitUsage {
 		t.Errorf("--min-responses 0: %+v", r)
 	}
+
+	// apply: --dry-run writes nothing; then the labels follow the
+	// proposals, each question records its measurement, lint checks the
+	// label against it, and the build publishes the questions as calibrated.
+	before := snapshotDir(t, content)
+	r = cli(t, nil, "items", "apply", "--content", content, "--database", dsn, "--certification", "cissp", "--dry-run")
+	if r.code != exitOK || !strings.Contains(r.stdout, "nothing written") || snapshotDir(t, content) != before {
+		t.Fatalf("apply --dry-run: %+v", r)
+	}
+	r = cli(t, nil, "items", "apply", "--content", content, "--database", dsn, "--certification", "cissp", "--date", "2026-12-01")
+	if r.code != exitOK || !strings.Contains(r.stdout, fmt.Sprintf("recorded %d measured difficulties", len(qs))) {
+		t.Fatalf("apply: %+v", r)
+	}
+	c, err = generator.Load(os.DirFS(content), content)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range c.Questions {
+		if q.Certification != "cissp" {
+			continue
+		}
+		if q.Measured == nil || q.Measured.Difficulty != q.Difficulty || q.Measured.Date != "2026-12-01" || q.Measured.Responses != 300 {
+			t.Errorf("%s after apply: label %s, measured %+v", q.ID, q.Difficulty, q.Measured)
+		}
+		want := map[string]certbank.Difficulty{easy.ID: certbank.Easy, hard.ID: certbank.Hard}[q.ID]
+		if want != "" && q.Difficulty != want {
+			t.Errorf("planted question %s is now %s, want %s", q.ID, q.Difficulty, want)
+		}
+	}
+	for _, f := range generator.Lint(c) {
+		if f.Rule == "calibration" {
+			t.Errorf("lint after apply: %s", f)
+		}
+	}
+	// Applying again relabels nothing.
+	if r := cli(t, nil, "items", "apply", "--content", content, "--database", dsn, "--certification", "cissp", "--date", "2026-12-01"); !strings.Contains(r.stdout, "(0 relabelled)") {
+		t.Errorf("second apply: %+v", r)
+	}
+	out := filepath.Join(t.TempDir(), "public")
+	if r := cli(t, nil, "build", "--content", content, "--out", out, "--bank", filepath.Join(t.TempDir(), "bank.json"), "--date", "2026-12-01"); r.code != exitOK {
+		t.Fatalf("build: %+v", r)
+	}
+	cat, _ := os.ReadFile(filepath.Join(out, "catalog.json"))
+	feed, _ := os.ReadFile(filepath.Join(out, "api", "cissp", "questions-free.json"))
+	if !strings.Contains(string(cat), `"calibrated_questions":`) || !strings.Contains(string(feed), `"calibrated": true`) {
+		t.Errorf("build does not publish the calibration:\n%.400s\n%.400s", cat, feed)
+	}
+}
+
+// snapshotDir returns the concatenated bytes of every file under dir.
+func snapshotDir(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		b.WriteString(p)
+		b.Write(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
 
 // TestVerifyStatusListsOpenReports: with --database, verify status lists

@@ -360,9 +360,9 @@ describe('mock exam, weak-area drill and question reports (live API)', () => {
     await exam.locator('button[data-letter="B"]').focus();
     await page.keyboard.press('Enter');
     assert.equal(await exam.locator('button[data-letter="B"]').getAttribute('aria-pressed'), 'true');
-    await exam.getByRole('button', { name: 'Next' }).click();
-    await exam.getByRole('button', { name: 'Flag for review' }).click();
-    await exam.getByRole('button', { name: 'Next' }).click();
+    await exam.getByRole('button', { name: 'Next', exact: true }).click();
+    await exam.getByRole('button', { name: 'Flag for review', exact: true }).click();
+    await exam.getByRole('button', { name: 'Next', exact: true }).click();
     await exam.locator('button[data-letter="C"]').click();
     assert.match(await exam.locator('.progress').innerText(), /Question 3 of \d+ · 2 answered · 1 flagged/);
     // Reload: the exam, its answers and its clock are kept.
@@ -398,8 +398,11 @@ describe('mock exam, weak-area drill and question reports (live API)', () => {
     // domain with the lowest score.
     const results = await page.evaluate((slug) => JSON.parse(localStorage.getItem('certbank:results:' + slug)), SLUG);
     const weakest = Object.entries(results).sort((a, b) => a[1][0] / a[1][1] - b[1][0] / b[1][1])[0][0];
+    const byObjective = await page.evaluate((slug) => JSON.parse(localStorage.getItem('certbank:results:' + slug + ':objectives')), SLUG);
+    assert.ok(Object.keys(byObjective).length >= 2 && Object.values(byObjective).reduce((n, [, t]) => n + t, 0) === full, `results by objective: ${JSON.stringify(byObjective).slice(0, 200)}`);
     await page.getByRole('button', { name: 'Practise my weakest areas' }).click();
     await page.waitForFunction(() => /drawn from/.test(document.getElementById('api-status').textContent));
+    assert.match(await page.locator('#api-status').innerText(), /weakest objective there: /);
     assert.match(await page.locator('#api-status').innerText(), new RegExp('drawn from ' + weakest.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')));
     const drawn = await page.evaluate((slug) => JSON.parse(localStorage.getItem('certbank:apipractice:' + slug)).qs.map((q) => q.domain), SLUG);
     assert.ok(drawn.length > 0 && drawn.every((d) => d === weakest), `drill drew ${drawn} for weakest ${weakest}`);

@@ -46,6 +46,11 @@ type Entry struct {
 func (e *Entry) AppendKeyed(dst []byte, include bool) []byte {
 	dst = append(dst, e.paidQuizOpen()...)
 	dst = append(dst, e.certJSON...)
+	if e.Q.Objective != "" { // a code like "1.2" or "4c": nothing to escape
+		dst = append(dst, `,"objective":"`...)
+		dst = append(dst, e.Q.Objective...)
+		dst = append(dst, '"')
+	}
 	if include {
 		if e.Q.Answer != "" { // a letter A-D: nothing to escape
 			dst = append(dst, `,"correct_answer":"`...)
@@ -106,6 +111,7 @@ type keyedQuestion struct {
 	Difficulty    string            `json:"difficulty"`
 	Domain        string            `json:"domain"`
 	Certification keyedCert         `json:"certification"`
+	Objective     string            `json:"objective,omitempty"`
 	CorrectAnswer string            `json:"correct_answer,omitempty"`
 	Explanation   string            `json:"explanation,omitempty"`
 }
@@ -215,6 +221,9 @@ func New(b *certbank.Bank) *Index {
 		*e = Entry{Q: q, Cert: c, Hash: questionHash(q.ID), certJSON: certJSON[c.Slug]}
 		scratch = e.encodePaid(scratch, str)
 		slim[i] = certbank.Question{ID: q.ID, Certification: q.Certification, Domain: q.Domain, Objective: q.Objective, Difficulty: q.Difficulty, Answer: q.Answer}
+		if strings.Trim(q.Objective, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.") != "" {
+			slim[i].Objective = "" // not a code AppendKeyed may copy unescaped (the loader allows no other)
+		}
 		e.Q = &slim[i] // the text is in paidFull: b's copy can go
 		ix.all = append(ix.all, e)
 		ix.byID[q.ID] = e

@@ -56,8 +56,8 @@ func TestPreEncodedShapes(t *testing.T) {
 		}{
 			{"paid with answer", e.AppendPaid(nil, true), PaidQuestion{q.ID, q.Stem, opts, string(q.Difficulty), q.Domain, &answer, &expl}},
 			{"paid quiz", e.AppendPaid(nil, false), PaidQuestion{q.ID, q.Stem, opts, string(q.Difficulty), q.Domain, nil, nil}},
-			{"keyed with answer", e.AppendKeyed(nil, true), keyedQuestion{q.ID, q.Stem, opts, string(q.Difficulty), q.Domain, keyedCert{c.Name, c.Slug, c.Provider}, answer, expl}},
-			{"keyed quiz", e.AppendKeyed(nil, false), keyedQuestion{q.ID, q.Stem, opts, string(q.Difficulty), q.Domain, keyedCert{c.Name, c.Slug, c.Provider}, "", ""}},
+			{"keyed with answer", e.AppendKeyed(nil, true), keyedQuestion{q.ID, q.Stem, opts, string(q.Difficulty), q.Domain, keyedCert{c.Name, c.Slug, c.Provider}, q.Objective, answer, expl}},
+			{"keyed quiz", e.AppendKeyed(nil, false), keyedQuestion{q.ID, q.Stem, opts, string(q.Difficulty), q.Domain, keyedCert{c.Name, c.Slug, c.Provider}, q.Objective, "", ""}},
 		}
 		for _, tc := range tests {
 			if want := encodeStd(t, tc.want); !bytes.Equal(tc.got, want) {

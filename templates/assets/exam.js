@@ -140,7 +140,7 @@
         return this.error(r.network ? 'We could not reach the server to grade the exam; your answers are kept. Try submitting again.'
           : r.body.error || `The exam could not be graded (error ${r.status}).`);
       }
-      for (const q of r.body.questions) noteResult(this.cert, q.domain, q.correct);
+      for (const q of r.body.questions) noteResult(this.cert, q.domain, q.correct, q.objective);
       this.s = { phase: 'report', length: this.s.length, report: r.body, flag: this.s.flag, timeUp, used: Math.round((Date.now() - this.s.started) / 1000), minutes: this.s.minutes };
       this.save();
       this.render();

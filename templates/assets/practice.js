@@ -66,22 +66,31 @@
   }
   const post = (path, body, headers) => call(path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
-  // Results by domain, kept in this browser for the weak-area drill:
-  // {domain: [correct, answered]} per certification.
+  // Results by domain and by objective, kept in this browser for the
+  // weak-area drill: {domain: [correct, answered]} per certification, and
+  // {"domain\u0000objective": [correct, answered]} under RESULTS + cert + ':objectives'.
   const RESULTS = 'certbank:results:';
-  function noteResult(cert, domain, ok) {
+  function tallyInto(key, name, ok) {
+    const r = store.get(key) || {};
+    const d = r[name] || [0, 0];
+    r[name] = [d[0] + (ok ? 1 : 0), d[1] + 1];
+    store.set(key, r);
+  }
+  function noteResult(cert, domain, ok, objective) {
     if (!cert || !domain) return;
-    const r = store.get(RESULTS + cert) || {};
-    const d = r[domain] || [0, 0];
-    r[domain] = [d[0] + (ok ? 1 : 0), d[1] + 1];
-    store.set(RESULTS + cert, r);
+    tallyInto(RESULTS + cert, domain, ok);
+    if (objective) tallyInto(RESULTS + cert + ':objectives', domain + '\u0000' + objective, ok);
+  }
+  function lowest(r, pick = () => true) {
+    let w = null;
+    for (const [k, [ok, n]] of Object.entries(r || {})) if (n && pick(k) && (!w || ok / n < w.ok / w.n)) w = { k, ok, n };
+    return w;
   }
   function weakest(cert) {
-    let w = null;
-    for (const [d, [ok, n]] of Object.entries(store.get(RESULTS + cert) || {})) {
-      if (n && (!w || ok / n < w.ok / w.n)) w = { domain: d, ok, n };
-    }
-    return w;
+    const d = lowest(store.get(RESULTS + cert));
+    if (!d) return null;
+    const o = lowest(store.get(RESULTS + cert + ':objectives'), (k) => k.startsWith(d.k + '\u0000'));
+    return { domain: d.k, ok: d.ok, n: d.n, objective: o && { code: o.k.split('\u0000')[1], ok: o.ok, n: o.n } };
   }
 
   // reportControl lets a learner tell the operators that question id looks
@@ -247,7 +256,7 @@
       if (this.s.phase !== 'run' || this.s.ans[q.id]) return;
       this.s.ans[q.id] = letter;
       this.save();
-      noteResult(this.o.cert, q.domain, letter === q.answer);
+      noteResult(this.o.cert, q.domain, letter === q.answer, q.objective);
       post('/api/v1/answers', { question_id: q.id, answer: letter }); // anonymous, for the item statistics
       this.refresh(cardId, `[data-letter="${letter}"]`);
       announce((letter === q.answer ? `Correct: ${q.answer}. ` : `Not quite: the answer is ${q.answer}. `) + q.explanation);
@@ -379,7 +388,7 @@
       const tags = li.querySelectorAll('.q-meta .tag');
       const key = li.querySelector('details strong');
       return {
-        id: li.id.slice(2), domain: text(tags[0]), difficulty: text(tags[1]),
+        id: li.id.slice(2), domain: text(tags[0]), difficulty: text(tags[1]), objective: li.dataset.objective || '',
         answer: (/Answer: ([A-D])/.exec(text(key)) || [])[1], stem: text(li.querySelector('.stem')),
         options: [...li.querySelectorAll('.options > li')].map(text), explanation: text(key && key.nextElementSibling),
       };
@@ -482,19 +491,19 @@
       new Quiz(quizBox, { key: QKEY, cert: api.dataset.cert, questions: qs, keepQuestions: true, seconds: +api.dataset.seconds || 0, title: `Practise your ${plural(qs.length, 'drawn question')}` }).save();
     }
 
-    async function draw(domain) {
+    async function draw(domain, note = '') {
       say('Drawing questions…');
       const r = await keyed(`/api/v1/questions?certification=${api.dataset.cert}&limit=${api.dataset.limit}&include_answer=true` + (domain ? '&domain=' + encodeURIComponent(domain) : ''));
       if (r.status !== 401) usage();
       if (!r.ok) return say(explain(r, 'draw questions'), true);
       const qs = (r.body.data || []).filter((q) => q.options && q.correct_answer).map((q) => ({
         id: q.id, stem: q.question, options: LETTERS.map((l) => q.options[l] || ''), answer: q.correct_answer,
-        explanation: q.explanation || '', domain: q.domain || '', difficulty: q.difficulty || '',
+        explanation: q.explanation || '', domain: q.domain || '', difficulty: q.difficulty || '', objective: q.objective || '',
       }));
       if (!qs.length) return say(['No questions came back for this exam. Try again later.'], true);
       store.del(QKEY);
       startApiQuiz(qs);
-      say(`${plural(qs.length, 'new question')} drawn` + (domain ? ` from ${domain}, your weakest domain so far.` : '.'));
+      say(`${plural(qs.length, 'new question')} drawn` + (domain ? ` from ${domain}, your weakest domain so far.` + note : '.'));
       focus(quizBox.querySelector('h3'));
     }
 
@@ -510,8 +519,7 @@
     $('api-weak').onclick = () => {
       const w = weakest(api.dataset.cert);
       if (!w) return say(['Answer some practice or mock exam questions first: the drill draws from the domain where you scored lowest.'], true);
-      say(`Your weakest domain: ${w.domain}, ${w.ok} of ${w.n} correct (${pct(w.ok, w.n)}%).`);
-      draw(w.domain);
+      draw(w.domain, ` You have ${w.ok} of ${w.n} right there (${pct(w.ok, w.n)}%)` + (w.objective ? `; weakest objective there: ${w.objective.code}, ${w.objective.ok} of ${w.objective.n}.` : '.'));
     };
     $('api-usage').onclick = async () => { say('Checking your quota…'); if ((await usage()).ok) { say('Quota updated.'); focus($('quota-heading')); } };
     function forget() {
