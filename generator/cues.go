@@ -205,6 +205,12 @@ var notGerunds = map[string]bool{"string": true, "strings": true, "during": true
 // is its common vocabulary rather than a cue.
 const maxClangShare = 0.10
 
+// maxClangStems caps that share: a word that more than this many stems use
+// is the certification's vocabulary whatever its size. Without the cap a
+// growing certification lowers every word's share, and keys written long ago
+// become cues without changing.
+const maxClangStems = 20
+
 // stemWordCounts counts, per content word, the questions of idx whose stem
 // uses it.
 func stemWordCounts(c *Content, idx []int) map[string]int {
@@ -225,7 +231,7 @@ func stemWordCounts(c *Content, idx []int) map[string]int {
 // of its stem that no distractor uses.
 func lintClang(c *Content, idx []int, add func(rule string, s Source, format string, args ...any)) {
 	df := stemWordCounts(c, idx)
-	limit := max(2, int(maxClangShare*float64(len(idx))))
+	limit := max(2, min(maxClangStems, int(maxClangShare*float64(len(idx)))))
 	common := func(w string) bool { return df[w] > limit }
 	for _, i := range idx {
 		if w := clangWord(&c.Questions[i], common); w != "" {

@@ -453,3 +453,33 @@ func TestLintNearDuplicates(t *testing.T) {
 		t.Errorf("finding %s\nwant %s…", bad[0], want)
 	}
 }
+
+// TestLintClangVocabularyStable: a word that more than twenty stems of a
+// certification use is its vocabulary whatever its size, so new questions
+// never turn an older key that echoes it into a cue; a rarer word stays one.
+func TestLintClangVocabularyStable(t *testing.T) {
+	bank := func(n, withWord int) *generator.Content {
+		var qs []certbank.Question
+		for i := range n {
+			q := cleanQuestion("cissp", i%len(cleanItems), certbank.Letters[i%4])
+			q.ID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)
+			q.Tests = fmt.Sprintf("%s (%d)", q.Tests, i)
+			if i < withWord {
+				q.Stem = strings.TrimSuffix(q.Stem, "?") + " on the ledger cluster?"
+			}
+			qs = append(qs, q)
+		}
+		qs[0].Options[qs[0].Answer.Index()] = "A certificate on the ledger signed by a trusted authority"
+		return lintBank{"cissp": qs}.content()
+	}
+	for _, tt := range []struct{ n, withWord, want int }{
+		{160, 24, 0}, // 15 % of the stems: vocabulary
+		{400, 24, 0}, // 6 %, but more than twenty stems: still vocabulary
+		{400, 10, 1}, // ten stems: a cue
+		{60, 3, 1},
+	} {
+		if got := len(findings(bank(tt.n, tt.withWord), "clang")); got != tt.want {
+			t.Errorf("%d questions, %d stems with the word: %d clang finding(s), want %d", tt.n, tt.withWord, got, tt.want)
+		}
+	}
+}
