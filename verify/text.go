@@ -224,7 +224,10 @@ func readText(name string, data []byte, want string) (*textSheet, generator.Prob
 	for i, l := range textLines(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))) {
 		n, t := i+1, strings.TrimSpace(l)
 		if blockAt == 0 {
-			if b := blockName(t); b != "" {
+			// The block's first line starts in column 0: a question's
+			// wrapped text is indented, and a wrapped option may end in a
+			// line that reads "answers".
+			if b := blockName(t); b != "" && l == strings.TrimLeft(l, " \t") {
 				endItem()
 				s.block, blockAt = b, n
 				continue
