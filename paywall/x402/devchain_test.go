@@ -219,7 +219,10 @@ func TestDevChainFailures(t *testing.T) {
 
 	t.Run("reverted on chain", func(t *testing.T) {
 		// Two transactions with the same authorization in one block: both
-		// pass gas estimation, the second reverts when mined.
+		// pass gas estimation, the second reverts when mined. On a chain of
+		// its own without automining, so that the first is not mined before
+		// the second is estimated (which would refuse it instead).
+		d := newDevChain(t, DevChainConfig{NoAutomine: true})
 		p := makePayment(t, 1, req, key, nil)
 		a := p.Authorization.parsed()
 		data := d.relayer.token.packTransfer(a, p.Signature)
