@@ -154,7 +154,7 @@ type textSheet struct {
 }
 
 // isTextSheet reports whether data looks like a text sheet: its first
-// non-blank line starts with CERTBANK, or a line is ANSWERS or RATINGS.
+// non-blank line starts with CERTBANK, or it has a block line (blockHead).
 func isTextSheet(data []byte) bool {
 	first := true
 	for _, l := range textLines(data) {
@@ -165,7 +165,7 @@ func isTextSheet(data []byte) bool {
 			}
 			first = false
 		}
-		if blockName(t) != "" {
+		if blockHead(l) != "" {
 			return true
 		}
 	}
@@ -177,10 +177,14 @@ func textLines(data []byte) []string {
 	return strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 }
 
-// blockName returns answersBlock or ratingsBlock when t is that block's
-// first line, else "".
-func blockName(t string) string {
-	switch strings.ToUpper(t) {
+// blockHead returns answersBlock or ratingsBlock when line l starts that
+// block: the word alone (any case), in column 0. A question's wrapped text
+// is indented, and a wrapped option may end in a line that reads "answers".
+func blockHead(l string) string {
+	if l != strings.TrimLeft(l, " \t") {
+		return ""
+	}
+	switch strings.ToUpper(strings.TrimSpace(l)) {
 	case answersBlock:
 		return answersBlock
 	case ratingsBlock:
@@ -224,10 +228,7 @@ func readText(name string, data []byte, want string) (*textSheet, generator.Prob
 	for i, l := range textLines(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))) {
 		n, t := i+1, strings.TrimSpace(l)
 		if blockAt == 0 {
-			// The block's first line starts in column 0: a question's
-			// wrapped text is indented, and a wrapped option may end in a
-			// line that reads "answers".
-			if b := blockName(t); b != "" && l == strings.TrimLeft(l, " \t") {
+			if b := blockHead(l); b != "" {
 				endItem()
 				s.block, blockAt = b, n
 				continue
