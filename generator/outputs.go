@@ -517,6 +517,7 @@ func hubJSONLD(m *model, c *certStats) (template.JS, error) {
 		}
 		qs = qs[:len(qs)-1]
 		doc["hasPart"] = qs
+		doc["description"] = fmt.Sprintf("%d of the %d free practice questions with explanations for %s.", len(qs), len(c.Sample), c.Cert.Name)
 	}
 }
 

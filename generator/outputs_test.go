@@ -53,13 +53,21 @@ func TestHubJSONLDBudget(t *testing.T) {
 				t.Errorf("Quiz is %d bytes, over the %d budget", len(js), jsonLDBudget)
 			}
 			var doc struct {
-				HasPart []struct{ Text string } `json:"hasPart"`
+				Description string
+				HasPart     []struct{ Text string } `json:"hasPart"`
 			}
 			if err := json.Unmarshal([]byte(js), &doc); err != nil {
 				t.Fatal(err)
 			}
 			if n := len(doc.HasPart); tc.all != (n == len(c.Sample)) || n == 0 {
 				t.Fatalf("Quiz lists %d of %d questions", n, len(c.Sample))
+			}
+			want := fmt.Sprintf("%d free practice questions with explanations for X.", len(c.Sample))
+			if !tc.all {
+				want = fmt.Sprintf("%d of the %d free practice questions with explanations for X.", len(doc.HasPart), len(c.Sample))
+			}
+			if doc.Description != want {
+				t.Errorf("description %q, want %q", doc.Description, want)
 			}
 			for i, q := range doc.HasPart {
 				if q.Text != c.Sample[i].Stem {
